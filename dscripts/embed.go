@@ -1,0 +1,11 @@
+// Package dscripts holds the tracer scripts ioshape runs (bpftrace on Linux,
+// D for DTrace), embedded in the binary so a recording never depends on files
+// beside it. The scripts are templates; internal/tracer renders them.
+package dscripts
+
+import _ "embed"
+
+// Bpftrace is the Linux tracer script, a text/template.
+//
+//go:embed ioshape.bt
+var Bpftrace string

@@ -1,0 +1,203 @@
+package event
+
+import "fmt"
+
+// Layer is where in the stack an I/O was observed.
+type Layer uint8
+
+const (
+	// Block is what the drive saw: requests from the block layer's queue to
+	// completion.
+	Block Layer = iota
+	// Syscall is what the application asked for: a read/write-family call from
+	// entry to return, or an asynchronous request from submission to reaping.
+	Syscall
+)
+
+func (l Layer) String() string {
+	switch l {
+	case Block:
+		return "block"
+	case Syscall:
+		return "syscall"
+	}
+	return fmt.Sprintf("layer(%d)", uint8(l))
+}
+
+// Op is the direction or kind of an I/O.
+type Op uint8
+
+const (
+	Other Op = iota
+	Read
+	Write
+	Flush
+	Discard
+)
+
+var opNames = [...]string{"other", "read", "write", "flush", "discard"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// IsData reports whether the op moves data (reads and writes).
+func (o Op) IsData() bool { return o == Read || o == Write }
+
+// Call names the system call behind a syscall-layer event. Block events use
+// NoCall.
+type Call uint8
+
+const (
+	NoCall Call = iota
+	CallRead
+	CallWrite
+	CallPread64
+	CallPwrite64
+	CallReadv
+	CallWritev
+	CallPreadv
+	CallPwritev
+	CallPreadv2
+	CallPwritev2
+	CallCopyFileRange
+	CallSendfile
+	CallFsync
+	CallFdatasync
+	CallSyncFileRange
+	CallAioRead  // libaio IOCB_CMD_PREAD, submitted by io_submit, reaped by io_getevents
+	CallAioWrite // libaio IOCB_CMD_PWRITE
+	CallAioFsync
+	numCalls
+)
+
+var callNames = [numCalls]string{
+	"", "read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
+	"preadv2", "pwritev2", "copy_file_range", "sendfile", "fsync", "fdatasync",
+	"sync_file_range", "aio_read", "aio_write", "aio_fsync",
+}
+
+func (c Call) String() string {
+	if c < numCalls {
+		return callNames[c]
+	}
+	return fmt.Sprintf("call(%d)", uint8(c))
+}
+
+// Valid reports whether c is a known call.
+func (c Call) Valid() bool { return c > NoCall && c < numCalls }
+
+// CallByName returns the Call with the given name.
+func CallByName(name string) (Call, bool) {
+	for i, n := range callNames {
+		if n == name && i != 0 {
+			return Call(i), true
+		}
+	}
+	return NoCall, false
+}
+
+// Calls lists every known call, in ID order.
+func Calls() []Call {
+	out := make([]Call, 0, numCalls-1)
+	for c := CallRead; c < numCalls; c++ {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Flags carry what the kernel said about an I/O, where it said it.
+type Flags uint32
+
+const (
+	FlagSync       Flags = 1 << iota // REQ_SYNC / synchronous request
+	FlagReadahead                    // REQ_RAHEAD
+	FlagMeta                         // REQ_META: filesystem metadata
+	FlagDirect                       // O_DIRECT file, or physical (uncached) I/O
+	FlagFUA                          // forced unit access
+	FlagPreflush                     // cache flush before the write
+	FlagKernel                       // issued by a kernel thread (writeback, journal) on someone's behalf
+	FlagAsync                        // asynchronous submission (libaio)
+	FlagCopySource                   // read half of a copy_file_range/sendfile; the write half carries the call's time
+	FlagDispatched                   // Dispatch holds the time the request was handed to the device
+)
+
+var flagNames = []struct {
+	f    Flags
+	name string
+}{
+	{FlagSync, "sync"}, {FlagReadahead, "readahead"}, {FlagMeta, "meta"},
+	{FlagDirect, "direct"}, {FlagFUA, "fua"}, {FlagPreflush, "preflush"},
+	{FlagKernel, "kernel"}, {FlagAsync, "async"}, {FlagCopySource, "copy-source"},
+	{FlagDispatched, "dispatched"},
+}
+
+func (f Flags) String() string {
+	s := ""
+	for _, n := range flagNames {
+		if f&n.f != 0 {
+			if s != "" {
+				s += ","
+			}
+			s += n.name
+		}
+	}
+	return s
+}
+
+// Dev is a device number, split into major and minor.
+type Dev struct {
+	Major, Minor uint32
+}
+
+func (d Dev) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
+
+// DevFromKernel splits a dev_t in the kernel's internal encoding (major in
+// the bits above 20), as block tracepoints and super_block.s_dev carry it.
+func DevFromKernel(dev uint64) Dev {
+	return Dev{Major: uint32(dev >> 20), Minor: uint32(dev & (1<<20 - 1))}
+}
+
+// Event is one I/O. Times are nanoseconds relative to the trace's start and
+// may be negative for I/O already in flight when recording began.
+type Event struct {
+	Layer Layer
+	Op    Op
+	Call  Call
+	Flags Flags
+
+	// Start is when the I/O arrived: the syscall's entry (or the async
+	// submission), or for the block layer the earlier of queue insertion and
+	// dispatch.
+	Start int64
+	// Dispatch is when a block request was handed to the device driver; valid
+	// only with FlagDispatched.
+	Dispatch int64
+	// End is completion: the syscall's return, the async request's reaping, or
+	// the device's completion.
+	End int64
+
+	Dev    Dev
+	Inode  uint64 // the file, for syscall events; 0 if unknown
+	Offset int64  // bytes from the start of the device or file; -1 if unknown
+	Size   int64  // bytes requested
+	Bytes  int64  // bytes transferred
+	Errno  int32  // 0 on success
+
+	Pid, Tid uint32
+	Comm     string // process name at issue time
+}
+
+// Latency is the service time from arrival to completion.
+func (e *Event) Latency() int64 { return e.End - e.Start }
+
+// DeviceTime is when the device got the request: Dispatch if known, else Start.
+func (e *Event) DeviceTime() int64 {
+	if e.Flags&FlagDispatched != 0 {
+		return e.Dispatch
+	}
+	return e.Start
+}

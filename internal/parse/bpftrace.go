@@ -1,0 +1,336 @@
+package parse
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// Open-file flag bits that matter to ioshape. O_DIRECT differs by
+// architecture; O_DSYNC is the same on amd64 and arm64.
+const oDsync = 0x1000
+
+// ODirectFor returns O_DIRECT's value on a GOARCH (0 if unknown).
+func ODirectFor(goarch string) uint64 {
+	switch goarch {
+	case "amd64", "386":
+		return 0x4000
+	case "arm64", "arm":
+		return 0x10000
+	}
+	return 0
+}
+
+// BpftraceReader reads the output of dscripts/ioshape.bt.
+type BpftraceReader struct {
+	sc      *bufio.Scanner
+	file    string
+	line    int
+	oDirect uint64
+	rec     Record
+	err     error
+}
+
+// NewBpftraceReader reads r. file names the input in syntax errors; goarch
+// is the architecture the trace was recorded on (for O_DIRECT).
+func NewBpftraceReader(r io.Reader, file, goarch string) *BpftraceReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	return &BpftraceReader{sc: sc, file: file, oDirect: ODirectFor(goarch)}
+}
+
+// Scan reads the next record. It returns false at the end of input or on a
+// read error (see Err). Blank lines are skipped.
+func (r *BpftraceReader) Scan() bool {
+	for r.sc.Scan() {
+		r.line++
+		b := r.sc.Bytes()
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		r.rec = Record{}
+		if msg := r.parseLine(b); msg != "" {
+			r.rec = Record{Kind: KindError, Err: &SyntaxError{File: r.file, Line: r.line, Msg: msg}}
+		}
+		return true
+	}
+	r.err = r.sc.Err()
+	return false
+}
+
+// Record returns the record read by the last Scan.
+func (r *BpftraceReader) Record() *Record { return &r.rec }
+
+// Err returns the first error of the underlying reader.
+func (r *BpftraceReader) Err() error { return r.err }
+
+func (r *BpftraceReader) parseLine(b []byte) string {
+	switch {
+	case b[0] == 'B' && len(b) > 1 && b[1] == ' ':
+		return r.parseBlock(b[2:])
+	case b[0] == 'S' && len(b) > 1 && b[1] == ' ':
+		return r.parseSyscall(b[2:])
+	case b[0] == 'F' && len(b) > 1 && b[1] == ' ':
+		f := fields(b[2:], 2)
+		p, err1 := strconv.Atoi(string(f[0]))
+		c, err2 := strconv.Atoi(string(f[1]))
+		if len(f) != 2 || err1 != nil || err2 != nil {
+			return "malformed fork line"
+		}
+		r.rec = Record{Kind: KindFork, Pid: p, Child: c}
+	case b[0] == 'X' && len(b) > 1 && b[1] == ' ':
+		f := fields(b[2:], 2)
+		if len(f) != 2 {
+			return "malformed exit line"
+		}
+		p, err := strconv.Atoi(string(f[1]))
+		if err != nil {
+			return "malformed exit line"
+		}
+		r.rec = Record{Kind: KindExit, Pid: p}
+	case bytes.Equal(b, []byte("READY")):
+		r.rec = Record{Kind: KindReady}
+	case bytes.HasPrefix(b, []byte("Lost ")) && bytes.HasSuffix(b, []byte(" events")):
+		n, err := strconv.ParseInt(string(b[5:len(b)-7]), 10, 64)
+		if err != nil {
+			return "malformed lost-events line"
+		}
+		r.rec = Record{Kind: KindLost, N: n}
+	case b[0] == '@':
+		i := bytes.Index(b, []byte(": "))
+		if i < 0 {
+			return "malformed map line"
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(b[i+2:])), 10, 64)
+		if err != nil {
+			return "malformed counter " + string(b[1:i])
+		}
+		r.rec = Record{Kind: KindCounter, Name: string(b[1:i]), N: n}
+	case bytes.HasPrefix(b, []byte("Attaching ")):
+		r.rec = Record{Kind: KindNotice, Text: string(b)}
+	default:
+		return fmt.Sprintf("unrecognised line %q", truncate(b, 60))
+	}
+	return ""
+}
+
+// parseBlock reads: arrive dispatch complete dev sector bytes error rwbs pid tid kthread comm
+func (r *BpftraceReader) parseBlock(b []byte) string {
+	f := fields(b, 12)
+	if len(f) != 12 {
+		return "block line has too few fields"
+	}
+	var n [11]int64
+	for i, idx := range []int{0, 1, 2, 3, 4, 5, 6, 8, 9, 10} {
+		v, err := strconv.ParseInt(string(f[idx]), 10, 64)
+		if err != nil {
+			return fmt.Sprintf("block line field %d: not a number", idx+1)
+		}
+		n[i] = v
+	}
+	arrive, dispatch, complete, dev, sector, size, errno := n[0], n[1], n[2], n[3], n[4], n[5], n[6]
+	pid, tid, kthread := n[7], n[8], n[9]
+	e := &r.rec.Event
+	*e = event.Event{
+		Layer:  event.Block,
+		Start:  arrive,
+		End:    complete,
+		Dev:    event.DevFromKernel(uint64(dev)),
+		Offset: sector * 512,
+		Size:   size,
+		Bytes:  size,
+		Errno:  int32(-errno),
+		Pid:    uint32(pid),
+		Tid:    uint32(tid),
+		Comm:   string(f[11]),
+	}
+	if errno != 0 {
+		e.Bytes = 0
+		if errno > 0 {
+			e.Errno = int32(errno)
+		}
+	}
+	if dispatch > 0 {
+		e.Dispatch = dispatch
+		e.Flags |= event.FlagDispatched
+		if dispatch < arrive { // issue without insert: arrival is the issue
+			e.Start = dispatch
+		}
+	}
+	if kthread != 0 {
+		e.Flags |= event.FlagKernel
+	}
+	e.Op, e.Flags = decodeRWBS(f[7], e.Flags)
+	if e.Op == event.Flush || e.Size == 0 {
+		e.Offset = -1
+	}
+	r.rec.Kind = KindEvent
+	return ""
+}
+
+// decodeRWBS reads the kernel's rwbs string (blk_fill_rwbs): an optional F
+// for a preflush, the op letter(s), then F (FUA), A (readahead), S (sync), M
+// (meta) and other letters ioshape ignores.
+func decodeRWBS(s []byte, f event.Flags) (event.Op, event.Flags) {
+	op := event.Other
+	i := 0
+	if len(s) > 1 && s[0] == 'F' {
+		f |= event.FlagPreflush
+		i = 1
+	}
+	if i < len(s) {
+		switch s[i] {
+		case 'R':
+			op = event.Read
+		case 'W':
+			op = event.Write
+		case 'D':
+			op = event.Discard
+			if i+1 < len(s) && s[i+1] == 'E' { // secure erase
+				i++
+			}
+		case 'F':
+			op = event.Flush
+		}
+		i++
+	}
+	if op == event.Other && f&event.FlagPreflush != 0 { // a lone "F" is a flush
+		op = event.Flush
+	}
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case 'F':
+			f |= event.FlagFUA
+		case 'A':
+			f |= event.FlagReadahead
+		case 'S':
+			f |= event.FlagSync
+		case 'M':
+			f |= event.FlagMeta
+		}
+	}
+	return op, f
+}
+
+// parseSyscall reads: call enter exit pid tid fd dev ino offset count ret fflags role comm
+func (r *BpftraceReader) parseSyscall(b []byte) string {
+	f := fields(b, 14)
+	if len(f) != 14 {
+		return "syscall line has too few fields"
+	}
+	var n [13]int64
+	for i := 0; i < 13; i++ {
+		var v int64
+		var err error
+		if i == 6 || i == 9 || i == 11 { // ino, count, fflags are unsigned
+			var u uint64
+			u, err = strconv.ParseUint(string(f[i]), 10, 64)
+			v = int64(u)
+		} else {
+			v, err = strconv.ParseInt(string(f[i]), 10, 64)
+		}
+		if err != nil {
+			return fmt.Sprintf("syscall line field %d: not a number", i+1)
+		}
+		n[i] = v
+	}
+	call := event.Call(n[0])
+	if !call.Valid() {
+		return fmt.Sprintf("unknown call %d", n[0])
+	}
+	ret, fflags, role := n[10], uint64(n[11]), n[12]
+	e := &r.rec.Event
+	*e = event.Event{
+		Layer:  event.Syscall,
+		Call:   call,
+		Op:     callOp(call),
+		Start:  n[1],
+		End:    n[2],
+		Pid:    uint32(n[3]),
+		Tid:    uint32(n[4]),
+		Dev:    event.DevFromKernel(uint64(n[6])),
+		Inode:  uint64(n[7]),
+		Offset: n[8],
+		Size:   n[9],
+		Comm:   string(f[13]),
+	}
+	if ret >= 0 {
+		e.Bytes = ret
+	} else {
+		e.Errno = int32(-ret)
+	}
+	switch role {
+	case 1:
+		e.Op, e.Flags = event.Read, e.Flags|event.FlagCopySource
+	case 3:
+		e.Op = event.Read
+	case 2:
+		e.Op = event.Write
+	}
+	if call == event.CallCopyFileRange || call == event.CallSendfile {
+		// The requested length of a copy is usually "everything" (SSIZE_MAX):
+		// what was moved is the useful size.
+		e.Size = e.Bytes
+	}
+	if !e.Op.IsData() {
+		e.Offset = -1
+	}
+	if r.oDirect != 0 && fflags&r.oDirect != 0 {
+		e.Flags |= event.FlagDirect
+	}
+	if fflags&oDsync != 0 {
+		e.Flags |= event.FlagSync
+	}
+	if call == event.CallAioRead || call == event.CallAioWrite || call == event.CallAioFsync {
+		e.Flags |= event.FlagAsync
+	}
+	r.rec.Kind = KindEvent
+	return ""
+}
+
+func callOp(c event.Call) event.Op {
+	switch c {
+	case event.CallRead, event.CallPread64, event.CallReadv, event.CallPreadv, event.CallPreadv2, event.CallAioRead:
+		return event.Read
+	case event.CallWrite, event.CallPwrite64, event.CallWritev, event.CallPwritev, event.CallPwritev2, event.CallAioWrite:
+		return event.Write
+	case event.CallFsync, event.CallFdatasync, event.CallSyncFileRange, event.CallAioFsync:
+		return event.Flush
+	case event.CallCopyFileRange, event.CallSendfile:
+		return event.Read
+	}
+	return event.Other
+}
+
+// fields splits b on spaces into at most n fields; the last keeps the rest
+// of the line (a process name may contain spaces).
+func fields(b []byte, n int) [][]byte {
+	out := make([][]byte, 0, n)
+	for len(out) < n-1 {
+		b = bytes.TrimLeft(b, " ")
+		if len(b) == 0 {
+			return out
+		}
+		i := bytes.IndexByte(b, ' ')
+		if i < 0 {
+			return append(out, b)
+		}
+		out = append(out, b[:i])
+		b = b[i+1:]
+	}
+	if len(b) > 0 || n == len(out)+1 {
+		out = append(out, b)
+	}
+	return out
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

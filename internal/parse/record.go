@@ -1,0 +1,47 @@
+package parse
+
+import (
+	"fmt"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// Kind says what a Record holds.
+type Kind uint8
+
+const (
+	KindEvent   Kind = iota + 1 // Event is set; its times are the tracer's raw clock
+	KindLost                    // N events were lost by the tracer
+	KindCounter                 // Name = N, a counter the tracer printed at exit
+	KindFork                    // a traced task Pid forked Child
+	KindExit                    // traced process Pid exited
+	KindReady                   // the tracer has started
+	KindNotice                  // a line with no data (a banner); Text holds it
+	KindError                   // Err holds a syntax error
+)
+
+// Record is one parsed line.
+type Record struct {
+	Kind  Kind
+	Event event.Event
+	N     int64
+	Name  string
+	Pid   int
+	Child int
+	Text  string
+	Err   *SyntaxError
+}
+
+// SyntaxError is a line the parser could not read.
+type SyntaxError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.File != "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+}

@@ -1,0 +1,74 @@
+package tracefile
+
+import "time"
+
+// Version is the format version this package writes and the newest it reads.
+const Version = 1
+
+// Header is written first, when recording starts.
+type Header struct {
+	FormatVersion  int       `json:"format_version"`
+	ID             string    `json:"id,omitempty"`
+	Label          string    `json:"label,omitempty"`
+	Tool           string    `json:"tool"`
+	ToolVersion    string    `json:"tool_version"`
+	Host           string    `json:"host"`
+	OS             string    `json:"os"`
+	Arch           string    `json:"arch"`
+	Kernel         string    `json:"kernel"`
+	Backend        string    `json:"backend"`
+	BackendVersion string    `json:"backend_version,omitempty"`
+	Script         string    `json:"script,omitempty"`
+	ScriptSHA256   string    `json:"script_sha256,omitempty"`
+	Target         Target    `json:"target"`
+	CommandLine    []string  `json:"command_line"`
+	Start          time.Time `json:"start"`
+	// Fidelity says what the backend cannot see, in words for the user.
+	Fidelity []string `json:"fidelity,omitempty"`
+}
+
+// Target is what was recorded.
+type Target struct {
+	Mode     string   `json:"mode"`
+	Command  []string `json:"command,omitempty"`
+	Pids     []int    `json:"pids,omitempty"`
+	Names    []string `json:"names,omitempty"`
+	Launch   bool     `json:"launch,omitempty"`
+	Cold     bool     `json:"cold,omitempty"`
+	Duration string   `json:"duration,omitempty"`
+	Quiet    string   `json:"quiet,omitempty"`
+}
+
+// Footer is written last, when recording ends. A file without one was cut
+// short (the recorder crashed or was killed).
+type Footer struct {
+	DurationNs int64 `json:"duration_ns"`
+	Events     int64 `json:"events"`
+	// LostEvents counts events the tracer reported dropping.
+	LostEvents int64 `json:"lost_events"`
+	// MapOverflows counts in-flight records the tracer could not store.
+	MapOverflows int64 `json:"map_overflows"`
+	// UnmatchedCompletions counts completions seen without their issue.
+	UnmatchedCompletions int64    `json:"unmatched_completions"`
+	ParseErrors          int64    `json:"parse_errors"`
+	Warnings             []string `json:"warnings,omitempty"`
+	EndReason            string   `json:"end_reason"`
+	ExitStatus           *int     `json:"exit_status,omitempty"`
+	Devices              []Device `json:"devices,omitempty"`
+}
+
+// Device names a device number seen in the trace.
+type Device struct {
+	Major  uint32 `json:"major"`
+	Minor  uint32 `json:"minor"`
+	Name   string `json:"name"`
+	Disk   string `json:"disk,omitempty"` // the whole disk a partition belongs to
+	Mount  string `json:"mount,omitempty"`
+	FSType string `json:"fstype,omitempty"`
+}
+
+// Meta is a trace's header and, if the recording finished, its footer.
+type Meta struct {
+	Header Header
+	Footer *Footer
+}

@@ -1,0 +1,265 @@
+package tracefile
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// ErrNotTrace is returned for a file that is not an ioshape trace.
+var ErrNotTrace = errors.New("not an ioshape trace file")
+
+// Reader streams a trace's events in file order.
+type Reader struct {
+	f          *os.File
+	br         *bufio.Reader
+	name       string
+	meta       Meta
+	zdec       *zstd.Decoder
+	dec        decoder
+	comp, raw  []byte
+	off        int64
+	ev         event.Event
+	err        error
+	done       bool
+	incomplete bool
+}
+
+// Open opens a trace and reads its header and, when the recording
+// finished, its footer. Errors name the file and say what is wrong.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{f: f, name: path}
+	if err := r.init(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// ReadMeta returns a trace's header and footer without reading its events.
+func ReadMeta(path string) (Meta, error) {
+	r, err := Open(path)
+	if err != nil {
+		return Meta{}, err
+	}
+	defer r.Close()
+	return r.meta, nil
+}
+
+func (r *Reader) init() error {
+	zdec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunk))
+	if err != nil {
+		return err
+	}
+	r.zdec = zdec
+	var pre [preambleLen]byte
+	if _, err := io.ReadFull(r.f, pre[:]); err != nil {
+		return ErrNotTrace
+	}
+	if string(pre[:8]) != magic {
+		return ErrNotTrace
+	}
+	if v := binary.LittleEndian.Uint16(pre[8:]); v > Version {
+		return fmt.Errorf("trace format version %d is newer than this ioshape reads (%d): upgrade ioshape", v, Version)
+	} else if v == 0 {
+		return fmt.Errorf("corrupt trace: format version 0")
+	}
+	r.off = preambleLen
+	r.br = bufio.NewReaderSize(r.f, 256<<10)
+	kind, raw, err := r.chunk()
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, errTruncated) {
+			return errors.New("truncated trace: the header is missing")
+		}
+		return err
+	}
+	if kind != kindHeader {
+		return errors.New("corrupt trace: the first chunk is not a header")
+	}
+	if err := json.Unmarshal(raw, &r.meta.Header); err != nil {
+		return fmt.Errorf("corrupt trace header: %v", err)
+	}
+	ft, err := r.readFooter()
+	if err != nil {
+		return err
+	}
+	r.meta.Footer = ft
+	return nil
+}
+
+// readFooter reads the footer through the trailer, or returns nil if the
+// file has none (it was cut short).
+func (r *Reader) readFooter() (*Footer, error) {
+	st, err := r.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	if size < r.off+trailerLen {
+		return nil, nil
+	}
+	var tr [trailerLen]byte
+	if _, err := r.f.ReadAt(tr[:], size-trailerLen); err != nil {
+		return nil, err
+	}
+	if string(tr[:8]) != trailerMagic {
+		return nil, nil
+	}
+	at := int64(binary.LittleEndian.Uint64(tr[8:]))
+	if at < r.off || at >= size-trailerLen {
+		return nil, errors.New("corrupt trace: footer offset out of range")
+	}
+	sr := bufio.NewReader(io.NewSectionReader(r.f, at, size-trailerLen-at))
+	kind, raw, err := readChunk(sr, r.zdec, nil, nil)
+	if err != nil || kind != kindFooter {
+		return nil, errors.New("corrupt trace: unreadable footer")
+	}
+	var ft Footer
+	if err := json.Unmarshal(raw, &ft); err != nil {
+		return nil, fmt.Errorf("corrupt trace footer: %v", err)
+	}
+	return &ft, nil
+}
+
+var errTruncated = errors.New("truncated")
+
+// chunk reads the next chunk at the reader's position.
+func (r *Reader) chunk() (byte, []byte, error) {
+	kind, raw, err := readChunk(r.br, r.zdec, &r.comp, &r.raw)
+	if err == nil {
+		r.off += frameLen + int64(len(r.comp))
+	}
+	return kind, raw, err
+}
+
+func readChunk(br *bufio.Reader, zdec *zstd.Decoder, compBuf, rawBuf *[]byte) (byte, []byte, error) {
+	var fr [frameLen]byte
+	if _, err := io.ReadFull(br, fr[:]); err != nil {
+		if err == io.EOF {
+			return 0, nil, io.EOF
+		}
+		return 0, nil, errTruncated
+	}
+	if fr[0] != frameMagic {
+		if string(fr[:8]) == trailerMagic {
+			return 0, nil, io.EOF
+		}
+		return 0, nil, errors.New("corrupt trace: bad chunk frame")
+	}
+	rawLen := binary.LittleEndian.Uint32(fr[4:])
+	compLen := binary.LittleEndian.Uint32(fr[8:])
+	if rawLen > maxChunk || compLen > maxChunk {
+		return 0, nil, errors.New("corrupt trace: chunk length out of range")
+	}
+	var comp []byte
+	if compBuf != nil {
+		comp = growTo(*compBuf, int(compLen))
+		*compBuf = comp
+	} else {
+		comp = make([]byte, compLen)
+	}
+	if _, err := io.ReadFull(br, comp); err != nil {
+		return 0, nil, errTruncated
+	}
+	if crc32.Checksum(comp, crcTable) != binary.LittleEndian.Uint32(fr[12:]) {
+		return 0, nil, errChecksum
+	}
+	var dst []byte
+	if rawBuf != nil {
+		dst = (*rawBuf)[:0]
+	}
+	raw, err := zdec.DecodeAll(comp, dst)
+	if err != nil || len(raw) != int(rawLen) {
+		return 0, nil, errors.New("corrupt trace: chunk does not decompress")
+	}
+	if rawBuf != nil {
+		*rawBuf = raw
+	}
+	return fr[1], raw, nil
+}
+
+var errChecksum = errors.New("corrupt trace: chunk checksum mismatch")
+
+func growTo(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// Meta returns the header and, if present, the footer.
+func (r *Reader) Meta() Meta { return r.meta }
+
+// Incomplete reports that the events ended without a footer: the recorder
+// stopped before finishing. It is meaningful once Next has returned false.
+func (r *Reader) Incomplete() bool { return r.incomplete || r.meta.Footer == nil }
+
+// Next advances to the next event.
+func (r *Reader) Next() bool {
+	for {
+		if r.dec.next(&r.ev) {
+			return true
+		}
+		if r.dec.err != nil {
+			r.err = fmt.Errorf("%s: corrupt trace: malformed events near byte %d", r.name, r.off)
+			return false
+		}
+		if r.done || r.err != nil {
+			return false
+		}
+		kind, raw, err := r.chunk()
+		switch {
+		case err == io.EOF:
+			r.done = true
+			r.incomplete = r.meta.Footer == nil
+			return false
+		case err == errTruncated || (err == errChecksum && r.meta.Footer == nil && r.atEOF()):
+			// A crash cut the last chunk: everything before it stands.
+			r.done, r.incomplete = true, true
+			return false
+		case err != nil:
+			r.err = fmt.Errorf("%s: %w (near byte %d)", r.name, err, r.off)
+			return false
+		}
+		switch kind {
+		case kindEvents:
+			if err := r.dec.init(raw); err != nil {
+				r.err = fmt.Errorf("%s: corrupt trace: %v (near byte %d)", r.name, err, r.off)
+				return false
+			}
+		case kindFooter:
+			r.done = true
+			return false
+		}
+	}
+}
+
+func (r *Reader) atEOF() bool {
+	_, err := r.br.Peek(1)
+	return err == io.EOF
+}
+
+// Event returns the current event; it is overwritten by the next call to Next.
+func (r *Reader) Event() *event.Event { return &r.ev }
+
+// Err returns the error that stopped Next, if any.
+func (r *Reader) Err() error { return r.err }
+
+// Close closes the file.
+func (r *Reader) Close() error {
+	r.zdec.Close()
+	return r.f.Close()
+}
