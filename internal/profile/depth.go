@@ -1,0 +1,162 @@
+package profile
+
+import (
+	"container/heap"
+	"sort"
+)
+
+// depthSweep walks I/Os in arrival order and keeps the set in flight: the
+// depth each arrival sees (itself included, so one I/O at a time is depth
+// 1), the time-weighted depth, busy time, and idle gaps (from the last
+// completion to the next arrival while nothing was in flight).
+type depthSweep struct {
+	inflight  int64Heap
+	now       int64
+	started   bool
+	integral  float64 // depth × ns
+	busy      int64   // ns with depth > 0
+	idleSince int64
+	idle      bool
+	depths    map[int]int64
+	gaps      logHist
+	n         int64
+	latSum    float64
+}
+
+func newDepthSweep() *depthSweep { return &depthSweep{depths: map[int]int64{}} }
+
+func (s *depthSweep) advance(t int64) {
+	if !s.started {
+		s.now, s.started = t, true
+		return
+	}
+	if t <= s.now {
+		return
+	}
+	d := len(s.inflight)
+	s.integral += float64(d) * float64(t-s.now)
+	if d > 0 {
+		s.busy += t - s.now
+	}
+	s.now = t
+}
+
+func (s *depthSweep) completeUpTo(t int64) {
+	for len(s.inflight) > 0 && s.inflight[0] <= t {
+		c := s.inflight[0]
+		s.advance(c) // the interval up to c still had c in flight
+		heap.Pop(&s.inflight)
+		if len(s.inflight) == 0 {
+			s.idleSince, s.idle = c, true
+		}
+	}
+}
+
+// arrive records an I/O arriving at a and completing at c.
+func (s *depthSweep) arrive(a, c int64) {
+	s.completeUpTo(a)
+	s.advance(a)
+	if s.idle && len(s.inflight) == 0 && a >= s.idleSince {
+		s.gaps.add(a - s.idleSince)
+	}
+	s.idle = false
+	if c < a {
+		c = a
+	}
+	heap.Push(&s.inflight, c)
+	s.depths[len(s.inflight)]++
+	s.n++
+	s.latSum += float64(c - a)
+}
+
+func (s *depthSweep) finish() {
+	s.completeUpTo(1<<63 - 1)
+}
+
+// DepthStats describes queue depth: the number of I/Os in flight seen by
+// each arriving I/O (itself included), and over time.
+type DepthStats struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  int     `json:"max"`
+	Mean float64 `json:"mean"`
+	// MeanTimeWeighted is the average number in flight over busy time (time
+	// with at least one I/O in flight).
+	MeanTimeWeighted float64 `json:"mean_time_weighted"`
+	BusyS            float64 `json:"busy_s"`
+	// LittlesLaw is arrival rate over busy time × mean latency, which must
+	// equal MeanTimeWeighted; LittlesLawError is their relative difference,
+	// a check on the trace's consistency.
+	LittlesLaw      float64       `json:"littles_law"`
+	LittlesLawError float64       `json:"littles_law_error"`
+	Histogram       []DepthBucket `json:"histogram"`
+}
+
+// DepthBucket is how many arrivals saw a given depth.
+type DepthBucket struct {
+	Depth int   `json:"depth"`
+	Count int64 `json:"count"`
+}
+
+func (s *depthSweep) stats() DepthStats {
+	var ds DepthStats
+	if s.n == 0 {
+		return ds
+	}
+	keys := make([]int, 0, len(s.depths))
+	for d := range s.depths {
+		keys = append(keys, d)
+	}
+	sort.Ints(keys)
+	var sum float64
+	for _, d := range keys {
+		c := s.depths[d]
+		ds.Histogram = append(ds.Histogram, DepthBucket{d, c})
+		sum += float64(d) * float64(c)
+	}
+	q := func(p float64) float64 {
+		rank := int64(p*float64(s.n) + 0.999999)
+		var seen int64
+		for _, b := range ds.Histogram {
+			seen += b.Count
+			if seen >= rank {
+				return float64(b.Depth)
+			}
+		}
+		return float64(keys[len(keys)-1])
+	}
+	ds.P50, ds.P90, ds.P99 = q(0.5), q(0.9), q(0.99)
+	ds.Max = keys[len(keys)-1]
+	ds.Mean = round3(sum / float64(s.n))
+	if s.busy > 0 {
+		ds.BusyS = round3(float64(s.busy) / 1e9)
+		ds.MeanTimeWeighted = round3(s.integral / float64(s.busy))
+		lambda := float64(s.n) / float64(s.busy)
+		ds.LittlesLaw = round3(lambda * s.latSum / float64(s.n))
+		if ds.MeanTimeWeighted > 0 {
+			ds.LittlesLawError = round3(abs(ds.LittlesLaw-ds.MeanTimeWeighted) / ds.MeanTimeWeighted)
+		}
+	}
+	return ds
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+type int64Heap []int64
+
+func (h int64Heap) Len() int           { return len(h) }
+func (h int64Heap) Less(i, j int) bool { return h[i] < h[j] }
+func (h int64Heap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *int64Heap) Push(x any)        { *h = append(*h, x.(int64)) }
+func (h *int64Heap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

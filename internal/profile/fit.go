@@ -1,0 +1,77 @@
+package profile
+
+import (
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Fit is a robust (Theil–Sen) line through service time against I/O size:
+// the intercept is a fixed per-I/O overhead, the slope's inverse a transfer
+// rate. Outliers (a stalled I/O) barely move it, unlike least squares.
+type Fit struct {
+	OverheadUs float64 `json:"overhead_us"`
+	RateMBs    float64 `json:"rate_mb_s"`
+	Points     int     `json:"points"`
+	Note       string  `json:"note,omitempty"`
+}
+
+const fitSample = 800
+
+// fitSampler keeps a uniform sample of (size, latency) points, seeded so
+// the same trace always gives the same fit.
+type fitSampler struct {
+	x, y []float64
+	seen int64
+	rng  *rand.Rand
+}
+
+func newFitSampler() *fitSampler {
+	return &fitSampler{rng: rand.New(rand.NewPCG(1, 2))}
+}
+
+func (f *fitSampler) add(size, latencyNs int64) {
+	f.seen++
+	if len(f.x) < fitSample {
+		f.x = append(f.x, float64(size))
+		f.y = append(f.y, float64(latencyNs))
+		return
+	}
+	if j := f.rng.Int64N(f.seen); j < fitSample {
+		f.x[j], f.y[j] = float64(size), float64(latencyNs)
+	}
+}
+
+func (f *fitSampler) fit() *Fit {
+	n := len(f.x)
+	if n < 10 {
+		return &Fit{Points: n, Note: "too few I/Os to fit"}
+	}
+	slopes := make([]float64, 0, n*(n-1)/2)
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if dx := f.x[j] - f.x[i]; dx != 0 {
+				slopes = append(slopes, (f.y[j]-f.y[i])/dx)
+			}
+		}
+	}
+	if len(slopes) < n {
+		return &Fit{Points: n, Note: "sizes barely vary: no transfer rate can be separated from overhead"}
+	}
+	sort.Float64s(slopes)
+	slope := stat.Quantile(0.5, stat.Empirical, slopes, nil)
+	res := make([]float64, n)
+	for i := range res {
+		res[i] = f.y[i] - slope*f.x[i]
+	}
+	sort.Float64s(res)
+	icept := stat.Quantile(0.5, stat.Empirical, res, nil)
+	out := &Fit{Points: n, OverheadUs: round3(icept / 1e3)}
+	if slope > 0 {
+		out.RateMBs = round3(1e9 / slope / 1e6) // bytes/ns → MB/s
+	} else {
+		out.Note = "service time does not grow with size"
+	}
+	return out
+}

@@ -1,0 +1,237 @@
+package profile
+
+import (
+	"math/bits"
+	"sort"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// maxDistinctSizes bounds the exact size table; past it, new sizes are
+// rounded to 4 KiB so memory stays bounded on pathological traces.
+const maxDistinctSizes = 1 << 16
+
+type sizeCount struct{ count, bytes int64 }
+
+// layerAgg accumulates one layer (optionally one device of it) from events
+// delivered in arrival order.
+type layerAgg struct {
+	reads, writes, flushes, discards, others, errors int64
+	readBytes, writeBytes                            int64
+	first, last                                      int64
+	any                                              bool
+	sizes                                            map[int64]*sizeCount
+	lat, inter                                       logHist
+	prevArrival                                      int64
+	depth                                            *depthSweep
+	device                                           *depthSweep // block only: depth at the device, fed in dispatch order
+	seq                                              *seqTracker
+	fit                                              *fitSampler
+}
+
+func newLayerAgg(block bool) *layerAgg {
+	a := &layerAgg{sizes: map[int64]*sizeCount{}, depth: newDepthSweep(), seq: newSeqTracker(), fit: newFitSampler()}
+	if block {
+		a.device = newDepthSweep()
+	}
+	return a
+}
+
+func (a *layerAgg) add(e *event.Event) {
+	if e.Errno != 0 {
+		a.errors++
+	}
+	switch e.Op {
+	case event.Read:
+		a.reads++
+		a.readBytes += e.Bytes
+	case event.Write:
+		a.writes++
+		a.writeBytes += e.Bytes
+	case event.Flush:
+		a.flushes++
+		return
+	case event.Discard:
+		a.discards++
+		return
+	default:
+		a.others++
+		return
+	}
+	if !a.any || e.Start < a.first {
+		a.first = e.Start
+	}
+	if !a.any || e.End > a.last {
+		a.last = e.End
+	}
+	if a.any {
+		a.inter.add(e.Start - a.prevArrival)
+	}
+	a.prevArrival, a.any = e.Start, true
+	size := e.Size
+	sc := a.sizes[size]
+	if sc == nil {
+		if len(a.sizes) >= maxDistinctSizes {
+			size = (size + 4095) &^ 4095
+			sc = a.sizes[size]
+		}
+		if sc == nil {
+			sc = &sizeCount{}
+			a.sizes[size] = sc
+		}
+	}
+	sc.count++
+	sc.bytes += e.Size
+	a.lat.add(e.End - e.Start)
+	a.seq.add(e)
+	// The read half of a copy is the same call as its write half: count the
+	// call once in the queue depth.
+	if e.Flags&event.FlagCopySource == 0 {
+		a.depth.arrive(e.Start, e.End)
+	}
+	if e.Size > 0 && e.Errno == 0 {
+		a.fit.add(e.Size, e.End-e.Start)
+	}
+}
+
+// Layer is the profile of one layer (or one device within it).
+type Layer struct {
+	IOs                 int64   `json:"ios"`
+	Reads               int64   `json:"reads"`
+	Writes              int64   `json:"writes"`
+	Flushes             int64   `json:"flushes"`
+	Discards            int64   `json:"discards"`
+	Errors              int64   `json:"errors"`
+	ReadBytes           int64   `json:"read_bytes"`
+	WriteBytes          int64   `json:"write_bytes"`
+	ReadFraction        float64 `json:"read_fraction"`
+	ReadFractionByBytes float64 `json:"read_fraction_by_bytes"`
+	SpanS               float64 `json:"span_s"`
+	IOPS                float64 `json:"iops"`
+	ThroughputMBs       float64 `json:"throughput_mb_s"`
+
+	SizeBytes          SizeStats   `json:"size_bytes"`
+	QueueDepth         DepthStats  `json:"queue_depth"`
+	DeviceQueueDepth   *DepthStats `json:"device_queue_depth,omitempty"`
+	LatencyUs          Dist        `json:"latency_us"`
+	InterarrivalUs     Dist        `json:"interarrival_us"`
+	IdleGapUs          Dist        `json:"idle_gap_us"`
+	IdleS              float64     `json:"idle_s"`
+	SequentialFraction float64     `json:"sequential_fraction"`
+	SeekDistanceBytes  SeekStats   `json:"seek_distance_bytes"`
+	ServiceFit         *Fit        `json:"service_fit,omitempty"`
+}
+
+// SizeStats is the distribution of I/O sizes in bytes, by count and by
+// bytes moved (P50ByBytes: half of all bytes moved in I/Os of at most this
+// size).
+type SizeStats struct {
+	Min        int64        `json:"min"`
+	Mean       float64      `json:"mean"`
+	P50        int64        `json:"p50"`
+	P90        int64        `json:"p90"`
+	P99        int64        `json:"p99"`
+	Max        int64        `json:"max"`
+	P50ByBytes int64        `json:"p50_by_bytes"`
+	Histogram  []SizeBucket `json:"histogram"`
+}
+
+// SizeBucket counts I/Os of at least From bytes and less than twice that
+// (From 0 holds empty I/Os).
+type SizeBucket struct {
+	From  int64 `json:"from"`
+	Count int64 `json:"count"`
+	Bytes int64 `json:"bytes"`
+}
+
+func (a *layerAgg) result() *Layer {
+	a.depth.finish()
+	l := &Layer{
+		Reads: a.reads, Writes: a.writes, Flushes: a.flushes, Discards: a.discards, Errors: a.errors,
+		ReadBytes: a.readBytes, WriteBytes: a.writeBytes,
+	}
+	l.IOs = a.reads + a.writes
+	if l.IOs == 0 && a.flushes == 0 && a.discards == 0 && a.others == 0 {
+		return nil
+	}
+	if l.IOs > 0 {
+		l.ReadFraction = round3(float64(a.reads) / float64(l.IOs))
+	}
+	if tb := a.readBytes + a.writeBytes; tb > 0 {
+		l.ReadFractionByBytes = round3(float64(a.readBytes) / float64(tb))
+	}
+	if span := a.last - a.first; span > 0 {
+		l.SpanS = round3(float64(span) / 1e9)
+		l.IOPS = round3(float64(l.IOs) / (float64(span) / 1e9))
+		l.ThroughputMBs = round3(float64(a.readBytes+a.writeBytes) / (float64(span) / 1e3))
+	}
+	l.SizeBytes = a.sizeStats()
+	l.QueueDepth = a.depth.stats()
+	if a.device != nil {
+		a.device.finish()
+		ds := a.device.stats()
+		l.DeviceQueueDepth = &ds
+	}
+	l.LatencyUs = a.lat.dist(1e3)
+	l.InterarrivalUs = a.inter.dist(1e3)
+	l.IdleGapUs = a.depth.gaps.dist(1e3)
+	l.IdleS = round3(a.depth.gaps.sum / 1e9)
+	l.SequentialFraction, l.SeekDistanceBytes = a.seq.stats()
+	if l.IOs > 0 {
+		l.ServiceFit = a.fit.fit()
+	}
+	return l
+}
+
+func (a *layerAgg) sizeStats() SizeStats {
+	var s SizeStats
+	keys := make([]int64, 0, len(a.sizes))
+	var n, total int64
+	for k, c := range a.sizes {
+		keys = append(keys, k)
+		n += c.count
+		total += c.bytes
+	}
+	if n == 0 {
+		return s
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	s.Min, s.Max = keys[0], keys[len(keys)-1]
+	s.Mean = round3(float64(total) / float64(n))
+	quant := func(p float64, weight func(*sizeCount) int64, of int64) int64 {
+		rank := int64(p*float64(of) + 0.999999)
+		var seen int64
+		for _, k := range keys {
+			seen += weight(a.sizes[k])
+			if seen >= rank {
+				return k
+			}
+		}
+		return s.Max
+	}
+	byCount := func(c *sizeCount) int64 { return c.count }
+	s.P50, s.P90, s.P99 = quant(0.5, byCount, n), quant(0.9, byCount, n), quant(0.99, byCount, n)
+	if total > 0 {
+		s.P50ByBytes = quant(0.5, func(c *sizeCount) int64 { return c.bytes }, total)
+	}
+	var buckets [65]SizeBucket
+	for _, k := range keys {
+		i := 0
+		if k > 0 {
+			i = bits.Len64(uint64(k))
+		}
+		c := a.sizes[k]
+		buckets[i].Count += c.count
+		buckets[i].Bytes += c.bytes
+	}
+	for i, b := range buckets {
+		if b.Count == 0 {
+			continue
+		}
+		if i > 0 {
+			b.From = 1 << uint(i-1)
+		}
+		s.Histogram = append(s.Histogram, b)
+	}
+	return s
+}

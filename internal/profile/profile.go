@@ -1,0 +1,260 @@
+package profile
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// Options changes what a profile counts.
+type Options struct {
+	// ExcludeWriteback leaves out block I/O issued by kernel threads
+	// (writeback, journal) on behalf of processes.
+	ExcludeWriteback bool
+	// Window is how far out of time order events may arrive (default 2s).
+	Window time.Duration
+	// Devices names device numbers.
+	Devices []tracefile.Device
+}
+
+// Profile is the result.
+type Profile struct {
+	Block     *Layer          `json:"block"`
+	Syscall   *Layer          `json:"syscall"`
+	Devices   []DeviceProfile `json:"devices"`
+	Processes []Process       `json:"processes"`
+	PageCache PageCache       `json:"page_cache"`
+	Writeback Writeback       `json:"writeback"`
+	// LateEvents arrived further out of order than the window; their queue
+	// depth is approximate.
+	LateEvents int64    `json:"late_events"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// DeviceProfile is one device's share. For the syscall layer the device is
+// the file system's (a partition), for the block layer the disk's.
+type DeviceProfile struct {
+	Device  string `json:"device"`
+	Major   uint32 `json:"major"`
+	Minor   uint32 `json:"minor"`
+	Mount   string `json:"mount,omitempty"`
+	Block   *Layer `json:"block,omitempty"`
+	Syscall *Layer `json:"syscall,omitempty"`
+}
+
+// Process is one process's I/O.
+type Process struct {
+	Pid               uint32 `json:"pid"`
+	Comm              string `json:"comm"`
+	SyscallIOs        int64  `json:"syscall_ios"`
+	SyscallReadBytes  int64  `json:"syscall_read_bytes"`
+	SyscallWriteBytes int64  `json:"syscall_write_bytes"`
+	BlockIOs          int64  `json:"block_ios"`
+	BlockReadBytes    int64  `json:"block_read_bytes"`
+	BlockWriteBytes   int64  `json:"block_write_bytes"`
+	Kernel            bool   `json:"kernel,omitempty"`
+}
+
+// PageCache compares what was asked for with what reached the drive.
+type PageCache struct {
+	SyscallReadBytes  int64 `json:"syscall_read_bytes"`
+	BlockReadBytes    int64 `json:"block_read_bytes"`
+	SyscallWriteBytes int64 `json:"syscall_write_bytes"`
+	BlockWriteBytes   int64 `json:"block_write_bytes"`
+	// ReadsFromCache is the share of syscall read bytes that did not reach
+	// the drive (negative if the drive read more, e.g. readahead).
+	ReadsFromCache float64 `json:"reads_from_cache"`
+}
+
+// Writeback is the block I/O kernel threads issued.
+type Writeback struct {
+	Included bool  `json:"included"`
+	IOs      int64 `json:"ios"`
+	Bytes    int64 `json:"bytes"`
+}
+
+type devKey struct {
+	layer event.Layer
+	dev   event.Dev
+}
+
+// Builder accumulates a profile from events in any order.
+type Builder struct {
+	opts       Options
+	arrival    [2]*reorder
+	dispatch   *reorder
+	layers     [2]*layerAgg
+	devs       map[devKey]*layerAgg
+	procs      map[uint32]*Process
+	wb         Writeback
+	finished   bool
+	devByNum   map[event.Dev]tracefile.Device
+	seenEvents int64
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder(opts Options) *Builder {
+	if opts.Window == 0 {
+		opts.Window = 2 * time.Second
+	}
+	b := &Builder{
+		opts:     opts,
+		layers:   [2]*layerAgg{newLayerAgg(true), newLayerAgg(false)},
+		devs:     map[devKey]*layerAgg{},
+		procs:    map[uint32]*Process{},
+		devByNum: map[event.Dev]tracefile.Device{},
+	}
+	b.wb.Included = !opts.ExcludeWriteback
+	for _, d := range opts.Devices {
+		b.devByNum[event.Dev{Major: d.Major, Minor: d.Minor}] = d
+	}
+	w := int64(opts.Window)
+	start := func(e *event.Event) int64 { return e.Start }
+	for l := range b.arrival {
+		b.arrival[l] = newReorder(w, start, b.emitArrival)
+	}
+	b.dispatch = newReorder(w, (*event.Event).DeviceTime, b.emitDispatch)
+	return b
+}
+
+// Add counts one event. The event is copied; the caller may reuse it.
+func (b *Builder) Add(e *event.Event) {
+	if e.Layer > event.Syscall {
+		return
+	}
+	b.seenEvents++
+	if e.Layer == event.Block && e.Flags&event.FlagKernel != 0 && e.Op.IsData() {
+		b.wb.IOs++
+		b.wb.Bytes += e.Bytes
+		if b.opts.ExcludeWriteback {
+			return
+		}
+	}
+	b.countProcess(e)
+	b.arrival[e.Layer].push(e)
+	if e.Layer == event.Block && e.Op.IsData() {
+		b.dispatch.push(e)
+	}
+}
+
+func (b *Builder) countProcess(e *event.Event) {
+	p := b.procs[e.Pid]
+	if p == nil {
+		p = &Process{Pid: e.Pid}
+		b.procs[e.Pid] = p
+	}
+	p.Comm = e.Comm
+	if e.Layer == event.Block {
+		p.Kernel = e.Flags&event.FlagKernel != 0
+		p.BlockIOs++
+		switch e.Op {
+		case event.Read:
+			p.BlockReadBytes += e.Bytes
+		case event.Write:
+			p.BlockWriteBytes += e.Bytes
+		}
+		return
+	}
+	p.SyscallIOs++
+	switch e.Op {
+	case event.Read:
+		p.SyscallReadBytes += e.Bytes
+	case event.Write:
+		p.SyscallWriteBytes += e.Bytes
+	}
+}
+
+func (b *Builder) emitArrival(e *event.Event) {
+	b.layers[e.Layer].add(e)
+	b.devAgg(devKey{e.Layer, e.Dev}).add(e)
+}
+
+func (b *Builder) emitDispatch(e *event.Event) {
+	b.layers[event.Block].device.arrive(e.DeviceTime(), e.End)
+	b.devAgg(devKey{event.Block, e.Dev}).device.arrive(e.DeviceTime(), e.End)
+}
+
+func (b *Builder) devAgg(k devKey) *layerAgg {
+	d := b.devs[k]
+	if d == nil {
+		d = newLayerAgg(k.layer == event.Block)
+		b.devs[k] = d
+	}
+	return d
+}
+
+// Finish computes the profile. The Builder cannot be used afterwards.
+func (b *Builder) Finish() *Profile {
+	for _, r := range b.arrival {
+		r.flush()
+	}
+	b.dispatch.flush()
+	p := &Profile{
+		Block:      b.layers[event.Block].result(),
+		Syscall:    b.layers[event.Syscall].result(),
+		Writeback:  b.wb,
+		LateEvents: b.arrival[0].late + b.arrival[1].late + b.dispatch.late,
+	}
+	p.Devices = b.deviceProfiles()
+	for _, pr := range b.procs {
+		p.Processes = append(p.Processes, *pr)
+	}
+	sort.Slice(p.Processes, func(i, j int) bool {
+		a, c := p.Processes[i], p.Processes[j]
+		ta := a.SyscallReadBytes + a.SyscallWriteBytes + a.BlockReadBytes + a.BlockWriteBytes
+		tc := c.SyscallReadBytes + c.SyscallWriteBytes + c.BlockReadBytes + c.BlockWriteBytes
+		if ta != tc {
+			return ta > tc
+		}
+		return a.Pid < c.Pid
+	})
+	if p.Syscall != nil {
+		p.PageCache.SyscallReadBytes, p.PageCache.SyscallWriteBytes = p.Syscall.ReadBytes, p.Syscall.WriteBytes
+	}
+	if p.Block != nil {
+		p.PageCache.BlockReadBytes, p.PageCache.BlockWriteBytes = p.Block.ReadBytes, p.Block.WriteBytes
+	}
+	if p.PageCache.SyscallReadBytes > 0 {
+		p.PageCache.ReadsFromCache = round3(1 - float64(p.PageCache.BlockReadBytes)/float64(p.PageCache.SyscallReadBytes))
+	}
+	if p.LateEvents > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d events arrived more than %v out of order; queue depth around them is approximate", p.LateEvents, b.opts.Window))
+	}
+	return p
+}
+
+func (b *Builder) deviceProfiles() []DeviceProfile {
+	byDev := map[event.Dev]*DeviceProfile{}
+	for k, agg := range b.devs {
+		dp := byDev[k.dev]
+		if dp == nil {
+			dp = &DeviceProfile{Major: k.dev.Major, Minor: k.dev.Minor, Device: k.dev.String()}
+			if d, ok := b.devByNum[k.dev]; ok {
+				dp.Device, dp.Mount = d.Name, d.Mount
+			}
+			byDev[k.dev] = dp
+		}
+		if k.layer == event.Block {
+			dp.Block = agg.result()
+		} else {
+			dp.Syscall = agg.result()
+		}
+	}
+	out := make([]DeviceProfile, 0, len(byDev))
+	for _, dp := range byDev {
+		if dp.Block == nil && dp.Syscall == nil {
+			continue
+		}
+		out = append(out, *dp)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Major != out[j].Major {
+			return out[i].Major < out[j].Major
+		}
+		return out[i].Minor < out[j].Minor
+	})
+	return out
+}

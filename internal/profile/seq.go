@@ -1,0 +1,107 @@
+package profile
+
+import (
+	"math/bits"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// streamHeads is how many concurrent sequential streams per device (or
+// file) are recognised: an I/O continuing any of them is sequential, so two
+// interleaved sequential readers do not look random.
+const streamHeads = 8
+
+type streamKey struct {
+	dev   event.Dev
+	inode uint64
+}
+
+type heads struct {
+	next [streamHeads]int64 // where each stream's next I/O would start
+	used int
+	last int // slot updated most recently
+}
+
+// seqTracker classifies I/Os as sequential or random and measures seek
+// distance from the end of the previous I/O on the same device or file.
+type seqTracker struct {
+	streams map[streamKey]*heads
+	known   int64 // I/Os with a known offset
+	seq     int64
+	seeks   [65]int64 // log2 buckets of |distance| in bytes; [0] is distance 0
+	seekH   logHist
+}
+
+func newSeqTracker() *seqTracker { return &seqTracker{streams: map[streamKey]*heads{}} }
+
+func (t *seqTracker) add(e *event.Event) {
+	if e.Offset < 0 || e.Size <= 0 {
+		return
+	}
+	k := streamKey{e.Dev, e.Inode}
+	h := t.streams[k]
+	if h == nil {
+		h = &heads{}
+		t.streams[k] = h
+	}
+	t.known++
+	end := e.Offset + e.Size
+	if h.used > 0 {
+		d := e.Offset - h.next[h.last]
+		if d < 0 {
+			d = -d
+		}
+		t.seeks[bits.Len64(uint64(d))]++
+		t.seekH.add(d)
+	}
+	for i := 0; i < h.used; i++ {
+		if h.next[i] == e.Offset {
+			t.seq++
+			h.next[i], h.last = end, i
+			return
+		}
+	}
+	// A new stream replaces the least recently continued one.
+	slot := h.used
+	if h.used < streamHeads {
+		h.used++
+	} else {
+		slot = (h.last + 1) % streamHeads
+	}
+	h.next[slot], h.last = end, slot
+}
+
+// SeekStats is the distribution of distances from the end of the previous
+// I/O on the same device (block layer) or file (syscall layer).
+type SeekStats struct {
+	P50       float64      `json:"p50"`
+	P90       float64      `json:"p90"`
+	Histogram []SeekBucket `json:"histogram"`
+}
+
+// SeekBucket counts seeks of at most UpTo bytes (and more than the
+// previous bucket's UpTo).
+type SeekBucket struct {
+	UpTo  int64 `json:"up_to"`
+	Count int64 `json:"count"`
+}
+
+func (t *seqTracker) stats() (float64, SeekStats) {
+	var s SeekStats
+	frac := 0.0
+	if t.known > 0 {
+		frac = round3(float64(t.seq) / float64(t.known))
+	}
+	s.P50, s.P90 = t.seekH.quantile(0.5), t.seekH.quantile(0.9)
+	for i, c := range t.seeks {
+		if c == 0 {
+			continue
+		}
+		upTo := int64(0)
+		if i > 0 {
+			upTo = int64(uint64(1)<<uint(i) - 1)
+		}
+		s.Histogram = append(s.Histogram, SeekBucket{upTo, c})
+	}
+	return frac, s
+}

@@ -1,0 +1,167 @@
+package store
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// Ext is a trace file's extension.
+const Ext = ".iotrace"
+
+// Store is a directory of traces.
+type Store struct {
+	Dir   string
+	owner Owner
+}
+
+// Open returns the store at dir (created on first write).
+func Open(dir string) *Store {
+	return &Store{Dir: dir, owner: InvokingUser()}
+}
+
+func (s *Store) tracesDir() string { return filepath.Join(s.Dir, "traces") }
+
+// Owner is who the store's files belong to.
+func (s *Store) Owner() Owner { return s.owner }
+
+// NewPath reserves a new ID and returns it with the path its trace will have.
+func (s *Store) NewPath() (id, path string, err error) {
+	if err := s.mkdirs(); err != nil {
+		return "", "", err
+	}
+	for range 100 {
+		id = newID()
+		path = filepath.Join(s.tracesDir(), id+Ext)
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(path + tracefile.PartialSuffix); errors.Is(err, os.ErrNotExist) {
+				return id, path, nil
+			}
+		}
+	}
+	return "", "", errors.New("could not find a free trace ID")
+}
+
+func (s *Store) mkdirs() error {
+	for _, d := range []string{s.Dir, s.tracesDir()} {
+		if _, err := os.Stat(d); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("cannot create the trace store: %w", err)
+		}
+		if err := s.owner.Chown(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idAlphabet avoids letters that read alike (0/o, 1/l/i).
+const idAlphabet = "23456789abcdefghjkmnpqrstuvwxyz"
+
+func newID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
+	}
+	return string(b[:])
+}
+
+// ValidID reports whether s has the shape of a trace ID or ID prefix, which
+// is what makes it safe to join onto the store's path.
+func ValidID(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune(idAlphabet, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// Entry is one trace in the store.
+type Entry struct {
+	ID      string
+	Path    string
+	Partial bool // still recording, or cut short
+	Meta    tracefile.Meta
+	Err     error // the file could not be read
+}
+
+// List returns the store's traces, newest first.
+func (s *Store) List() ([]Entry, error) {
+	des, err := os.ReadDir(s.tracesDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, de := range des {
+		name := de.Name()
+		partial := strings.HasSuffix(name, Ext+tracefile.PartialSuffix)
+		if !partial && !strings.HasSuffix(name, Ext) {
+			continue
+		}
+		id := strings.TrimSuffix(strings.TrimSuffix(name, tracefile.PartialSuffix), Ext)
+		e := Entry{ID: id, Path: filepath.Join(s.tracesDir(), name), Partial: partial}
+		e.Meta, e.Err = tracefile.ReadMeta(e.Path)
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Meta.Header.Start.After(out[j].Meta.Header.Start)
+	})
+	return out, nil
+}
+
+// Resolve finds the trace a user named: an existing file path, an ID, a
+// unique ID prefix, or a label (the newest trace with it).
+func (s *Store) Resolve(arg string) (string, error) {
+	if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, Ext) || strings.HasSuffix(arg, tracefile.PartialSuffix) {
+		if _, err := os.Stat(arg); err != nil {
+			return "", fmt.Errorf("no trace file %s", arg)
+		}
+		return arg, nil
+	}
+	entries, err := s.List()
+	if err != nil {
+		return "", err
+	}
+	if ValidID(arg) {
+		var hits []Entry
+		for _, e := range entries {
+			if e.ID == arg {
+				return e.Path, nil
+			}
+			if strings.HasPrefix(e.ID, arg) {
+				hits = append(hits, e)
+			}
+		}
+		if len(hits) == 1 {
+			return hits[0].Path, nil
+		}
+		if len(hits) > 1 {
+			return "", fmt.Errorf("trace ID %q is ambiguous: %d traces start with it", arg, len(hits))
+		}
+	}
+	for _, e := range entries {
+		if e.Err == nil && e.Meta.Header.Label == arg {
+			return e.Path, nil
+		}
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return arg, nil
+	}
+	return "", fmt.Errorf("no trace %q in %s (see 'ioshape ls')", arg, s.Dir)
+}
