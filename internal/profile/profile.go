@@ -31,6 +31,8 @@ type Profile struct {
 	// LateEvents arrived further out of order than the window; their queue
 	// depth is approximate.
 	LateEvents int64    `json:"late_events"`
+	// Events is how many events were read.
+	Events int64 `json:"-"`
 	Warnings   []string `json:"warnings,omitempty"`
 }
 
@@ -197,6 +199,7 @@ func (b *Builder) Finish() *Profile {
 		Syscall:    b.layers[event.Syscall].result(),
 		Writeback:  b.wb,
 		LateEvents: b.arrival[0].late + b.arrival[1].late + b.dispatch.late,
+		Events:     b.seenEvents,
 	}
 	p.Devices = b.deviceProfiles()
 	for _, pr := range b.procs {

@@ -11,6 +11,8 @@ type Target struct {
 	Command []string // run this command as the invoking user and trace it and its descendants
 	Pids    []int    // attach to these processes and their descendants
 	Names   []string // processes with these names, running now or started later
+	// WaitForNames allows names that no running process has yet.
+	WaitForNames bool
 	All     bool     // the whole system
 
 	Duration time.Duration // stop after this long (0: until the target ends or Ctrl-C)

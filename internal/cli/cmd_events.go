@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+func newEventsCommand(g *globals) *cobra.Command {
+	var limit int
+	c := &cobra.Command{
+		Use:   "events <trace>",
+		Short: "Print a trace's events as tab-separated text, one I/O a line",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := g.store()
+			if err != nil {
+				return err
+			}
+			path, err := st.Resolve(args[0])
+			if err != nil {
+				return err
+			}
+			return printEvents(g, path, limit)
+		},
+	}
+	c.Flags().IntVar(&limit, "limit", 0, "print at most this many events (0: all)")
+	return c
+}
+
+func printEvents(g *globals, path string, limit int) error {
+	r, err := tracefile.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w := bufio.NewWriter(g.stdout)
+	fmt.Fprintln(w, "layer\top\tcall\tstart_ns\tdispatch_ns\tend_ns\tdev\tinode\toffset\tsize\tbytes\terrno\tpid\ttid\tcomm\tflags")
+	for n := 0; r.Next() && (limit == 0 || n < limit); n++ {
+		e := r.Event()
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+			e.Layer, e.Op, e.Call, e.Start, e.Dispatch, e.End, e.Dev, e.Inode, e.Offset, e.Size, e.Bytes, e.Errno, e.Pid, e.Tid, e.Comm, e.Flags)
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	return w.Flush()
+}

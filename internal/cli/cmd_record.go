@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/store"
+	"github.com/ioshape/ioshape/internal/tracefile"
+	"github.com/ioshape/ioshape/internal/tracer"
+)
+
+type recordOptions struct {
+	pids      []int
+	names     []string
+	all       bool
+	wait      bool
+	duration  time.Duration
+	launch    bool
+	quiet     time.Duration
+	cold      bool
+	label     string
+	output    string
+	backend   string
+	mapKeys   int
+	perfPages int
+	json      bool
+}
+
+func newRecordCommand(g *globals) *cobra.Command {
+	o := &recordOptions{}
+	c := &cobra.Command{
+		Use:   "record [flags] [-- command [args...]]",
+		Short: "Record the I/O of a command, processes, or the whole system",
+		Example: `  sudo ioshape record -- cp /data/big.mov /mnt/ext/
+  sudo ioshape record --pid 4242 --duration 30s
+  sudo ioshape record --name firefox --duration 20s
+  sudo ioshape record --all --duration 10s
+  sudo ioshape record --launch --cold -- /usr/bin/someapp`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() < 0 && len(args) > 0 {
+				return usageError{fmt.Errorf("put the command after --: ioshape record -- %s", args[0])}
+			}
+			return runRecord(cmd, g, o, args)
+		},
+	}
+	f := c.Flags()
+	f.IntSliceVarP(&o.pids, "pid", "p", nil, "trace this process and its children (repeatable)")
+	f.StringSliceVarP(&o.names, "name", "n", nil, "trace processes with this name, and their children (repeatable)")
+	f.BoolVar(&o.wait, "wait", false, "with --name: wait for a process that has not started yet")
+	f.BoolVarP(&o.all, "all", "a", false, "trace the whole system")
+	f.DurationVarP(&o.duration, "duration", "d", 0, "stop after this long (default: when the target ends, or Ctrl-C)")
+	f.BoolVar(&o.launch, "launch", false, "app launch: stop once the target's I/O has been idle for --quiet")
+	f.DurationVar(&o.quiet, "quiet", 2*time.Second, "with --launch: the idle period that ends the recording")
+	f.BoolVar(&o.cold, "cold", false, "sync and drop the page cache first, as after a reboot")
+	f.StringVarP(&o.label, "label", "l", "", "a name for the trace")
+	f.StringVarP(&o.output, "output", "o", "", "write the trace to this file instead of the store")
+	f.StringVar(&o.backend, "backend", "auto", "tracer: auto or bpftrace")
+	f.IntVar(&o.mapKeys, "map-keys", 1<<16, "in-flight I/Os the tracer can track at once")
+	f.IntVar(&o.perfPages, "perf-pages", 1<<10, "tracer output buffer per CPU, in pages (a power of two)")
+	f.BoolVar(&o.json, "json", false, "print the result as JSON")
+	return c
+}
+
+func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) error {
+	switch o.backend {
+	case "auto", "bpftrace":
+	default:
+		return usageError{fmt.Errorf("unknown backend %q (this build records with: auto, bpftrace)", o.backend)}
+	}
+	if o.perfPages <= 0 || o.perfPages&(o.perfPages-1) != 0 {
+		return usageError{errors.New("--perf-pages must be a power of two")}
+	}
+	if o.mapKeys <= 0 {
+		return usageError{errors.New("--map-keys must be positive")}
+	}
+	target := tracer.Target{
+		Command: args, Pids: o.pids, Names: o.names, WaitForNames: o.wait, All: o.all,
+		Duration: o.duration, Launch: o.launch, Quiet: o.quiet, Cold: o.cold,
+	}
+	if !o.launch {
+		target.Quiet = 0
+	}
+	owner := store.InvokingUser()
+	cfg := tracer.Config{
+		Target: target, RunAs: runAs(owner),
+		Stdin: g.stdin, Stdout: fileOf(g.stdout), Stderr: fileOf(g.stderr),
+		MapKeys: o.mapKeys, PerfPages: o.perfPages,
+	}
+	progress := newProgress(g)
+	cfg.Progress = progress.update
+	sess, err := tracer.Prepare(cfg)
+	if err != nil {
+		return err
+	}
+
+	id, path := "", o.output
+	if path == "" {
+		st, err := g.store()
+		if err != nil {
+			return err
+		}
+		if id, path, err = st.NewPath(); err != nil {
+			return err
+		}
+	}
+	header := newHeader(id, o.label, target, sess)
+	w, err := tracefile.Create(path, header)
+	if err != nil {
+		return fmt.Errorf("cannot create the trace file: %v", err)
+	}
+	owner.Chown(path + tracefile.PartialSuffix)
+
+	res, runErr := sess.Run(cmd.Context(), w)
+	progress.done()
+	footer := tracefile.Footer{
+		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows,
+		UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors, Warnings: res.Warnings,
+		EndReason: res.EndReason, ExitStatus: res.ExitStatus, Devices: res.Devices,
+	}
+	if runErr != nil {
+		footer.EndReason = "error"
+		footer.Warnings = append(footer.Warnings, runErr.Error())
+	}
+	if err := w.Close(footer); err != nil {
+		return fmt.Errorf("cannot finish the trace file %s: %v", path, err)
+	}
+	if runErr != nil {
+		if res.Events == 0 {
+			os.Remove(path)
+		}
+		return runErr
+	}
+	return printRecorded(g, o, id, path, res)
+}
+
+func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Result) error {
+	if o.json {
+		out := map[string]any{
+			"id": id, "path": path, "events": res.Events, "lost_events": res.Lost + res.MapOverflows,
+			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
+		}
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", report.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
+	if lost := res.Lost + res.MapOverflows; lost > 0 {
+		fmt.Fprintf(g.stderr, ", LOST %s events", report.Count(lost))
+	}
+	fmt.Fprintln(g.stderr)
+	if res.ExitStatus != nil && *res.ExitStatus != 0 {
+		fmt.Fprintf(g.stderr, "the command exited with status %d\n", *res.ExitStatus)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(g.stderr, "warning: %s\n", w)
+	}
+	if id != "" {
+		fmt.Fprintf(g.stdout, "%s %s\n", id, path)
+	} else {
+		fmt.Fprintln(g.stdout, path)
+	}
+	return nil
+}
+
+func newHeader(id, label string, t tracer.Target, sess *tracer.Session) tracefile.Header {
+	host, _ := os.Hostname()
+	sc := sess.Script()
+	h := tracefile.Header{
+		ID: id, Label: label, Tool: "ioshape", ToolVersion: Version,
+		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: tracer.KernelRelease(),
+		Backend: "bpftrace", BackendVersion: sess.BackendVersion(), Script: sc.Name, ScriptSHA256: sc.SHA256,
+		Target: tracefile.Target{
+			Mode: t.Mode(), Command: t.Command, Pids: t.Pids, Names: t.Names, Launch: t.Launch, Cold: t.Cold,
+		},
+		CommandLine: os.Args,
+		Start:       time.Now().UTC(),
+		Fidelity:    sess.Fidelity(),
+	}
+	if t.Duration > 0 {
+		h.Target.Duration = t.Duration.String()
+	}
+	if t.Launch {
+		h.Target.Quiet = t.Quiet.String()
+	}
+	return h
+}
+
+func runAs(o store.Owner) tracer.User {
+	if !o.Set {
+		return tracer.User{}
+	}
+	u := tracer.User{UID: o.UID, GID: o.GID, Home: o.Home, Set: true}
+	if usr, err := user.LookupId(strconv.Itoa(o.UID)); err == nil {
+		if gids, err := usr.GroupIds(); err == nil {
+			for _, s := range gids {
+				if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+					u.Groups = append(u.Groups, uint32(n))
+				}
+			}
+		}
+	}
+	return u
+}
+
+func fileOf(w any) *os.File {
+	if f, ok := w.(*os.File); ok {
+		return f
+	}
+	return nil
+}
+
+// progress prints a status line on stderr while recording, when stderr is
+// a terminal.
+type progressLine struct {
+	g     *globals
+	tty   bool
+	shown bool
+	ready bool
+}
+
+func newProgress(g *globals) *progressLine {
+	f := fileOf(g.stderr)
+	return &progressLine{g: g, tty: f != nil && term.IsTerminal(int(f.Fd()))}
+}
+
+func (p *progressLine) update(pr tracer.Progress) {
+	if pr.Ready && !p.ready {
+		p.ready = true
+		if !p.tty {
+			fmt.Fprintln(p.g.stderr, "tracing started")
+		}
+	}
+	if !p.tty {
+		return
+	}
+	state := "starting the tracer…"
+	if pr.Ready {
+		state = fmt.Sprintf("recording: %s events, %s", report.Count(pr.Events), report.Bytes(pr.Bytes))
+		if pr.Lost > 0 {
+			state += fmt.Sprintf(", %s LOST", report.Count(pr.Lost))
+		}
+	}
+	fmt.Fprintf(p.g.stderr, "\r\033[K%s  %s", pr.Elapsed.Round(time.Second), state)
+	p.shown = true
+}
+
+func (p *progressLine) done() {
+	if p.shown {
+		fmt.Fprint(p.g.stderr, "\r\033[K")
+	}
+}
+

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ioshape/ioshape/internal/store"
+)
+
+// Version is set at build time (-ldflags "-X ...cli.Version=...").
+var Version = "0.1.0-dev"
+
+// globals are the flags every command shares.
+type globals struct {
+	storeDir string
+	stdin    *os.File
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+func (g *globals) store() (*store.Store, error) {
+	dir := g.storeDir
+	if dir == "" {
+		d, err := store.DefaultDir()
+		if err != nil {
+			return nil, fmt.Errorf("cannot find a data directory for the trace store: %v (use --store)", err)
+		}
+		dir = d
+	}
+	return store.Open(dir), nil
+}
+
+// usageError marks errors in how a command was called (exit status 2).
+type usageError struct{ error }
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ioshape",
+		Short: "Record what a storage workload really does, and which benchmark predicts it",
+		Long: `ioshape records the I/O a real workload issues — sizes, queue depth, latency,
+gaps, sequential or random, per process — at the syscall layer (what the
+application asked for) and the block layer (what the drive saw), and profiles it.`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "trace store directory (default: the per-user data directory)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRecordCommand(g), newLsCommand(g), newShowCommand(g), newEventsCommand(g))
+	return root
+}
+
+// Main runs ioshape with args and returns the exit status.
+func Main(args []string, stdin *os.File, stdout, stderr io.Writer) int {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "ioshape: %s\n", oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires ", "invalid argument"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

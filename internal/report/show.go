@@ -1,0 +1,67 @@
+package report
+
+import (
+	"time"
+
+	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// Show is the document `ioshape show --json` prints (schema in
+// docs/show-json.md).
+type Show struct {
+	Trace TraceInfo `json:"trace"`
+	*profile.Profile
+}
+
+// TraceInfo describes the recording.
+type TraceInfo struct {
+	ID                   string           `json:"id"`
+	Label                string           `json:"label,omitempty"`
+	Path                 string           `json:"path"`
+	Backend              string           `json:"backend"`
+	BackendVersion       string           `json:"backend_version,omitempty"`
+	Fidelity             []string         `json:"fidelity,omitempty"`
+	Host                 string           `json:"host"`
+	Kernel               string           `json:"kernel,omitempty"`
+	Target               tracefile.Target `json:"target"`
+	Start                time.Time        `json:"start"`
+	DurationS            float64          `json:"duration_s"`
+	Events               int64            `json:"events"`
+	LostEvents           int64            `json:"lost_events"`
+	TracerLostEvents     int64            `json:"tracer_lost_events"`
+	MapOverflows         int64            `json:"map_overflows"`
+	UnmatchedCompletions int64            `json:"unmatched_completions"`
+	ParseErrors          int64            `json:"parse_errors"`
+	Complete             bool             `json:"complete"`
+	EndReason            string           `json:"end_reason,omitempty"`
+	ExitStatus           *int             `json:"exit_status,omitempty"`
+	Warnings             []string         `json:"warnings,omitempty"`
+}
+
+// NewShow joins a trace's metadata and its profile.
+func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
+	h := m.Header
+	ti := TraceInfo{
+		ID: h.ID, Label: h.Label, Path: path, Backend: h.Backend, BackendVersion: h.BackendVersion,
+		Fidelity: h.Fidelity, Host: h.Host, Kernel: h.Kernel, Target: h.Target, Start: h.Start,
+	}
+	if f := m.Footer; f != nil {
+		ti.Complete = true
+		ti.DurationS = float64(f.DurationNs) / 1e9
+		ti.Events = f.Events
+		ti.TracerLostEvents = f.LostEvents
+		ti.MapOverflows = f.MapOverflows
+		ti.LostEvents = f.LostEvents + f.MapOverflows
+		ti.UnmatchedCompletions = f.UnmatchedCompletions
+		ti.ParseErrors = f.ParseErrors
+		ti.EndReason = f.EndReason
+		ti.ExitStatus = f.ExitStatus
+		ti.Warnings = append(ti.Warnings, f.Warnings...)
+	}
+	if m.Footer == nil {
+		ti.Events = p.Events
+	}
+	ti.Warnings = append(ti.Warnings, p.Warnings...)
+	return &Show{Trace: ti, Profile: p}
+}

@@ -1,0 +1,282 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/profile"
+)
+
+// WriteText prints a profile for a terminal.
+func WriteText(w io.Writer, s *Show) error {
+	ew := &errWriter{w: w}
+	writeHeader(ew, s)
+	writeLayers(ew, s.Block, s.Syscall)
+	if s.Block != nil && len(s.Block.SizeBytes.Histogram) > 0 {
+		writeSizes(ew, "Block sizes at the drive", s.Block.SizeBytes)
+	}
+	if s.Syscall != nil && len(s.Syscall.SizeBytes.Histogram) > 0 {
+		writeSizes(ew, "Request sizes asked for by the application", s.Syscall.SizeBytes)
+	}
+	writeCache(ew, s.Profile)
+	writeDevices(ew, s.Devices)
+	writeProcesses(ew, s.Processes)
+	return ew.err
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+func writeHeader(w *errWriter, s *Show) {
+	t := s.Trace
+	name := t.ID
+	if t.Label != "" {
+		name += fmt.Sprintf(" %q", t.Label)
+	}
+	if name == "" {
+		name = t.Path
+	}
+	w.printf("Trace %s\n", name)
+	w.printf("  recorded  %s on %s (%s), %s\n", t.Start.Local().Format(time.DateTime), t.Host, kernelText(t.Kernel), backendText(t))
+	w.printf("  target    %s\n", targetText(t))
+	status := fmt.Sprintf("%s, %s events", Micros(t.DurationS*1e6), Count(t.Events))
+	if t.EndReason != "" {
+		status += ", ended: " + t.EndReason
+	}
+	w.printf("  recording %s\n", status)
+	if t.LostEvents > 0 || t.UnmatchedCompletions > 0 || t.ParseErrors > 0 || !t.Complete {
+		w.printf("  LOST DATA lost events %s (tracer %s, full maps %s), unmatched completions %s, unreadable lines %s\n",
+			Count(t.LostEvents), Count(t.TracerLostEvents), Count(t.MapOverflows), Count(t.UnmatchedCompletions), Count(t.ParseErrors))
+	} else {
+		w.printf("  no events lost\n")
+	}
+	for _, x := range t.Warnings {
+		w.printf("  warning:  %s\n", x)
+	}
+	for _, x := range t.Fidelity {
+		w.printf("  note:     %s\n", x)
+	}
+	w.printf("\n")
+}
+
+func kernelText(k string) string {
+	if k == "" {
+		return "kernel unknown"
+	}
+	return "kernel " + k
+}
+
+func backendText(t TraceInfo) string {
+	if t.BackendVersion != "" {
+		return t.BackendVersion
+	}
+	return t.Backend
+}
+
+func targetText(t TraceInfo) string {
+	tg := t.Target
+	var s string
+	switch tg.Mode {
+	case "command":
+		s = "command: " + strings.Join(tg.Command, " ")
+	case "pid":
+		s = fmt.Sprintf("pids %v and their children", tg.Pids)
+	case "name":
+		s = "processes named " + strings.Join(tg.Names, ", ")
+	case "pid+name":
+		s = fmt.Sprintf("pids %v and processes named %s", tg.Pids, strings.Join(tg.Names, ", "))
+	case "all":
+		s = "the whole system"
+	default:
+		s = tg.Mode
+	}
+	if tg.Launch {
+		s += " (app launch"
+		if tg.Cold {
+			s += ", cold cache"
+		}
+		s += ")"
+	} else if tg.Cold {
+		s += " (cold cache)"
+	}
+	if t.ExitStatus != nil {
+		s += fmt.Sprintf(", exit status %d", *t.ExitStatus)
+	}
+	return s
+}
+
+// writeLayers prints the two layers side by side: what was asked for and
+// what the drive saw.
+func writeLayers(w *errWriter, block, sys *profile.Layer) {
+	if block == nil && sys == nil {
+		w.printf("No I/O was recorded.\n\n")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "\tSYSCALL (asked for)\tBLOCK (the drive saw)\n")
+	row := func(name string, f func(l *profile.Layer) string) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, cell(sys, f), cell(block, f))
+	}
+	row("I/Os", func(l *profile.Layer) string { return Count(l.IOs) })
+	row("reads / writes", func(l *profile.Layer) string {
+		return fmt.Sprintf("%s / %s", Count(l.Reads), Count(l.Writes))
+	})
+	row("read share (count, bytes)", func(l *profile.Layer) string {
+		return fmt.Sprintf("%s, %s", Percent(l.ReadFraction), Percent(l.ReadFractionByBytes))
+	})
+	row("bytes read / written", func(l *profile.Layer) string {
+		return fmt.Sprintf("%s / %s", Bytes(l.ReadBytes), Bytes(l.WriteBytes))
+	})
+	row("flushes", func(l *profile.Layer) string { return Count(l.Flushes) })
+	row("IOPS, throughput", func(l *profile.Layer) string {
+		return fmt.Sprintf("%s, %s MB/s over %s", Num(l.IOPS, 0), Num(l.ThroughputMBs, 1), Micros(l.SpanS*1e6))
+	})
+	row("size p50 (by count)", func(l *profile.Layer) string { return Bytes(l.SizeBytes.P50) })
+	row("size p50 (by bytes)", func(l *profile.Layer) string { return Bytes(l.SizeBytes.P50ByBytes) })
+	row("size min / max", func(l *profile.Layer) string {
+		return fmt.Sprintf("%s / %s", Bytes(l.SizeBytes.Min), Bytes(l.SizeBytes.Max))
+	})
+	row("queue depth p50 / p90 / max", func(l *profile.Layer) string {
+		return fmt.Sprintf("%s / %s / %d", Num(l.QueueDepth.P50, 0), Num(l.QueueDepth.P90, 0), l.QueueDepth.Max)
+	})
+	row("  time-weighted (busy)", func(l *profile.Layer) string {
+		return fmt.Sprintf("%s (Little's law %s)", Num(l.QueueDepth.MeanTimeWeighted, 2), Num(l.QueueDepth.LittlesLaw, 2))
+	})
+	if block != nil && block.DeviceQueueDepth != nil {
+		fmt.Fprintf(tw, "  in the device p50 / max\t\t%s / %d\n", Num(block.DeviceQueueDepth.P50, 0), block.DeviceQueueDepth.Max)
+	}
+	row("latency p50 / p99 / max", func(l *profile.Layer) string {
+		return fmt.Sprintf("%s / %s / %s", Micros(l.LatencyUs.P50), Micros(l.LatencyUs.P99), Micros(l.LatencyUs.Max))
+	})
+	row("idle gaps p50 (count)", func(l *profile.Layer) string {
+		if l.IdleGapUs.Count == 0 {
+			return "none"
+		}
+		return fmt.Sprintf("%s (%s, %s idle)", Micros(l.IdleGapUs.P50), Count(l.IdleGapUs.Count), Micros(l.IdleS*1e6))
+	})
+	row("sequential", func(l *profile.Layer) string { return Percent(l.SequentialFraction) })
+	row("service time fit", func(l *profile.Layer) string {
+		f := l.ServiceFit
+		if f == nil || f.Note != "" && f.RateMBs == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%s + size at %s MB/s", Micros(f.OverheadUs), Num(f.RateMBs, 0))
+	})
+	tw.Flush()
+	w.printf("\n")
+}
+
+func cell(l *profile.Layer, f func(*profile.Layer) string) string {
+	if l == nil {
+		return "–"
+	}
+	return f(l)
+}
+
+func writeSizes(w *errWriter, title string, s profile.SizeStats) {
+	w.printf("%s\n", title)
+	var maxBytes, total int64
+	for _, b := range s.Histogram {
+		maxBytes = max(maxBytes, b.Bytes)
+		total += b.Count
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  size\tI/Os\t\tbytes\t\n")
+	for _, b := range s.Histogram {
+		label := "0"
+		if b.From > 0 {
+			label = fmt.Sprintf("%s–%s", Bytes(b.From), Bytes(2*b.From))
+		}
+		bar := 0
+		if maxBytes > 0 {
+			bar = int(30 * b.Bytes / maxBytes)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t %s\n", label, Count(b.Count), Percent(float64(b.Count)/float64(total)), Bytes(b.Bytes), strings.Repeat("█", bar))
+	}
+	tw.Flush()
+	w.printf("\n")
+}
+
+func writeCache(w *errWriter, p *profile.Profile) {
+	pc := p.PageCache
+	if p.Syscall != nil && p.Block != nil {
+		w.printf("Page cache: asked to read %s, the drive read %s; asked to write %s, the drive wrote %s\n",
+			Bytes(pc.SyscallReadBytes), Bytes(pc.BlockReadBytes), Bytes(pc.SyscallWriteBytes), Bytes(pc.BlockWriteBytes))
+	}
+	if p.Writeback.IOs > 0 {
+		inc := "included above"
+		if !p.Writeback.Included {
+			inc = "excluded above (--writeback exclude)"
+		}
+		w.printf("Writeback: kernel threads issued %s I/Os, %s, on behalf of processes: %s\n", Count(p.Writeback.IOs), Bytes(p.Writeback.Bytes), inc)
+	}
+	w.printf("\n")
+}
+
+func writeDevices(w *errWriter, devs []profile.DeviceProfile) {
+	if len(devs) == 0 {
+		return
+	}
+	w.printf("Devices\n")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  device\tmount\tsyscall I/Os\tblock I/Os\tblock bytes\tblock size p50\tblock QD p50\n")
+	for _, d := range devs {
+		sys, blk, bb, bs, qd := "–", "–", "–", "–", "–"
+		if d.Syscall != nil {
+			sys = Count(d.Syscall.IOs)
+		}
+		if d.Block != nil {
+			blk, bb = Count(d.Block.IOs), Bytes(d.Block.ReadBytes+d.Block.WriteBytes)
+			bs, qd = Bytes(d.Block.SizeBytes.P50), Num(d.Block.QueueDepth.P50, 0)
+		}
+		fmt.Fprintf(tw, "  %s (%d:%d)\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, d.Major, d.Minor, orDash(d.Mount), sys, blk, bb, bs, qd)
+	}
+	tw.Flush()
+	w.printf("\n")
+}
+
+func writeProcesses(w *errWriter, procs []profile.Process) {
+	if len(procs) == 0 {
+		return
+	}
+	w.printf("Processes (by bytes)\n")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  pid\tname\tsyscall I/Os\tread\twritten\tblock I/Os\tread\twritten\n")
+	const shown = 15
+	for i, p := range procs {
+		if i == shown {
+			fmt.Fprintf(tw, "  …\t%d more\n", len(procs)-shown)
+			break
+		}
+		name := p.Comm
+		if p.Kernel {
+			name += " (kernel)"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Pid, name, Count(p.SyscallIOs), Bytes(p.SyscallReadBytes), Bytes(p.SyscallWriteBytes),
+			Count(p.BlockIOs), Bytes(p.BlockReadBytes), Bytes(p.BlockWriteBytes))
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

@@ -1,0 +1,97 @@
+package tracer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+)
+
+// The helper is ioshape itself, started by bpftrace as its -c child, which
+// bpftrace runs only once every probe is attached. It tells the recorder so,
+// then (for a command target) starts the command as the invoking user and
+// reports its pid and exit status. It talks through file descriptors the
+// recorder passed down through bpftrace: the user's stdin, stdout and stderr
+// for the command, and a status pipe.
+const (
+	helperEnv    = "IOSHAPE_HELPER_SPEC"
+	helperStdin  = 3
+	helperStdout = 4
+	helperStderr = 5
+	helperStatus = 6
+	// HelperCommand is the hidden subcommand that runs RunHelper.
+	HelperCommand = "__helper"
+)
+
+// helperSpec is what the helper is asked to do.
+type helperSpec struct {
+	Argv   []string `json:"argv,omitempty"` // empty: only signal readiness, then wait to be killed
+	Dir    string   `json:"dir"`
+	Env    []string `json:"env"`
+	UID    int      `json:"uid"`
+	GID    int      `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+	SetID  bool     `json:"set_id"`
+	Detach bool     `json:"detach"` // app launch: the app outlives the recording
+}
+
+// RunHelper is the body of the hidden helper command.
+func RunHelper() error {
+	var spec helperSpec
+	if err := json.Unmarshal([]byte(os.Getenv(helperEnv)), &spec); err != nil {
+		return fmt.Errorf("ioshape helper: bad spec: %v", err)
+	}
+	setParentDeathSignal()
+	status := os.NewFile(helperStatus, "status")
+	if status == nil {
+		return errors.New("ioshape helper: no status pipe")
+	}
+	fmt.Fprintln(status, "ready")
+	if len(spec.Argv) == 0 {
+		select {} // bpftrace kills us when the recording stops
+	}
+	// Ctrl-C reaches the whole foreground process group; the command gets it
+	// too. The helper stays to report how the command ended.
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Dir = spec.Dir
+	cmd.Env = spec.Env
+	cmd.Stdin = os.NewFile(helperStdin, "stdin")
+	cmd.Stdout = os.NewFile(helperStdout, "stdout")
+	cmd.Stderr = os.NewFile(helperStderr, "stderr")
+	attr := &syscall.SysProcAttr{Setsid: spec.Detach}
+	if spec.SetID {
+		attr.Credential = &syscall.Credential{Uid: uint32(spec.UID), Gid: uint32(spec.GID), Groups: spec.Groups}
+	}
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(status, "error %s\n", oneLine(err.Error()))
+		return nil
+	}
+	fmt.Fprintf(status, "pid %d\n", cmd.Process.Pid)
+	err := cmd.Wait()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	} else if err != nil {
+		code = -1
+	}
+	fmt.Fprintf(status, "exit %d\n", code)
+	return nil
+}
+
+func oneLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,4 @@
+package tracer
+
+// KernelRelease is the running kernel's release string.
+func KernelRelease() string { return kernelRelease() }

@@ -1,0 +1,541 @@
+package tracer
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/parse"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// Sink receives events as they are parsed (a trace file writer).
+type Sink interface {
+	Write(*event.Event) error
+	FlushIfDue(time.Duration) error
+}
+
+// User is who the target command runs as.
+type User struct {
+	UID, GID int
+	Groups   []uint32
+	Home     string
+	Set      bool // false: run as ioshape's own user
+}
+
+// Config sets up a recording.
+type Config struct {
+	Target   Target
+	Bpftrace string // path; empty: look it up in PATH
+	RunAs    User
+	Stdin    *os.File // the command's standard streams
+	Stdout   *os.File
+	Stderr   *os.File
+	// MapKeys sizes the tracer's in-flight maps (requests and syscalls in
+	// flight at once). PerfPages sizes its per-CPU output buffers.
+	MapKeys   int
+	PerfPages int
+	Grace     time.Duration // between SIGINT and SIGKILL
+	Progress  func(Progress)
+}
+
+// Progress is reported about once a second.
+type Progress struct {
+	Elapsed time.Duration
+	Events  int64
+	Bytes   int64
+	Lost    int64
+	Ready   bool
+}
+
+// Result is what a recording learned beyond its events.
+type Result struct {
+	Start        time.Time
+	Duration     time.Duration
+	Events       int64
+	Lost         int64
+	MapOverflows int64
+	Unmatched    int64
+	ParseErrors  int64
+	Warnings     []string
+	EndReason    string
+	ExitStatus   *int
+	Devices      []tracefile.Device
+}
+
+// Session is a prepared recording.
+type Session struct {
+	cfg            Config
+	script         Script
+	backendVersion string
+	seeds          []int
+}
+
+// Prepare checks everything that can be checked before recording — root,
+// bpftrace, the kernel's tracepoints, the target — and renders the script.
+// Its errors are one line, for the user.
+func Prepare(cfg Config) (*Session, error) {
+	if err := cfg.Target.Validate(); err != nil {
+		return nil, err
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("recording needs root: run it with sudo")
+	}
+	if cfg.Bpftrace == "" {
+		p, err := exec.LookPath("bpftrace")
+		if err != nil {
+			return nil, errors.New("bpftrace is not installed: install it with 'sudo apt-get install bpftrace' (Debian/Ubuntu) or 'sudo dnf install bpftrace' (Fedora)")
+		}
+		cfg.Bpftrace = p
+	}
+	if err := ensureTracefs(); err != nil {
+		return nil, err
+	}
+	if m := missingTracepoints(); len(m) > 0 {
+		return nil, fmt.Errorf("this kernel lacks tracepoints ioshape needs: %s", strings.Join(m, ", "))
+	}
+	s := &Session{cfg: cfg}
+	t := cfg.Target
+	for _, p := range t.Pids {
+		if !processExists(p) {
+			return nil, fmt.Errorf("no process with pid %d", p)
+		}
+		s.seeds = append(s.seeds, p)
+	}
+	for _, n := range t.Names {
+		pids := pidsNamed(n)
+		if len(pids) == 0 && !t.WaitForNames {
+			return nil, fmt.Errorf("no running process is named %q (add --wait to wait for one to start)", n)
+		}
+		s.seeds = append(s.seeds, pids...)
+	}
+	if len(t.Command) > 0 {
+		if _, err := lookPathAs(t.Command[0]); err != nil {
+			return nil, fmt.Errorf("cannot run %s: %v", t.Command[0], err)
+		}
+	}
+	sc, err := renderBpftrace(t, s.seeds, os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	s.script = sc
+	if out, err := exec.Command(cfg.Bpftrace, "--version").Output(); err == nil {
+		s.backendVersion = strings.TrimSpace(string(out))
+	}
+	return s, nil
+}
+
+func lookPathAs(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		st, err := os.Stat(name)
+		if err != nil {
+			return "", errors.New("no such file")
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", errors.New("not an executable file")
+		}
+		return name, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", errors.New("command not found")
+	}
+	return p, nil
+}
+
+// Script is the rendered tracer script.
+func (s *Session) Script() Script { return s.script }
+
+// BackendVersion is what the tracer said of its version.
+func (s *Session) BackendVersion() string { return s.backendVersion }
+
+// Fidelity lists what this backend cannot see.
+func (s *Session) Fidelity() []string {
+	return []string{
+		"syscall layer: io_uring and memory-mapped I/O are not seen (the block layer still sees their I/O)",
+		"block layer: requests are matched by device and sector; a request in flight when recording began or ended is counted as unmatched",
+	}
+}
+
+// runState is the recording loop's state.
+type runState struct {
+	sess     *Session
+	sink     Sink
+	base     int64
+	res      Result
+	devs     map[event.Dev]bool
+	live     map[int]bool
+	bytes    int64
+	lastIO   time.Time
+	ready    bool
+	readyAt  time.Time
+	skipPids map[uint32]bool
+}
+
+// Run records until the target ends, the duration passes, the launch goes
+// quiet, or ctx is cancelled (Ctrl-C). Events go to sink as they arrive.
+// Whatever happens, the Result describes what was recorded; an error means
+// the recording could not start or the tracer failed.
+func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
+	cfg := s.cfg
+	if cfg.Target.Cold {
+		if err := dropCaches(); err != nil {
+			return Result{}, err
+		}
+	}
+	if cfg.MapKeys == 0 {
+		cfg.MapKeys = 1 << 16
+	}
+	if cfg.PerfPages == 0 {
+		cfg.PerfPages = 1 << 10
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = 5 * time.Second
+	}
+	scriptFile, err := os.CreateTemp("", "ioshape-*.bt")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.Remove(scriptFile.Name())
+	if _, err := scriptFile.WriteString(s.script.Text); err != nil {
+		scriptFile.Close()
+		return Result{}, err
+	}
+	scriptFile.Close()
+
+	spec, err := s.helperSpec()
+	if err != nil {
+		return Result{}, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return Result{}, err
+	}
+	// -c names our own binary through /proc, which has no spaces: bpftrace
+	// splits -c on spaces without quoting.
+	helper := fmt.Sprintf("/proc/%d/exe %s", os.Getpid(), HelperCommand)
+	cmd := exec.Command(cfg.Bpftrace, "-c", helper, scriptFile.Name())
+	cmd.Env = append(os.Environ(),
+		"BPFTRACE_MAP_KEYS_MAX="+strconv.Itoa(cfg.MapKeys),
+		"BPFTRACE_PERF_RB_PAGES="+strconv.Itoa(cfg.PerfPages),
+		"BPFTRACE_STRLEN=64",
+		helperEnv+"="+spec,
+	)
+	cmd.ExtraFiles = []*os.File{orDevNull(cfg.Stdin, os.O_RDONLY), orDevNull(cfg.Stdout, os.O_WRONLY), orDevNull(cfg.Stderr, os.O_WRONLY), statusW}
+	cmd.SysProcAttr = tracerProcAttr()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return Result{}, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("cannot start bpftrace: %v", err)
+	}
+	statusW.Close()
+
+	st := &runState{sess: s, sink: sink, devs: map[event.Dev]bool{}, live: map[int]bool{},
+		skipPids: map[uint32]bool{uint32(os.Getpid()): true, uint32(cmd.Process.Pid): true}}
+	for _, p := range s.seeds {
+		st.live[p] = true
+	}
+	st.base = monotonicNow()
+	st.res.Start = time.Now()
+
+	// stderr is drained in its own goroutine: a full pipe would block bpftrace.
+	var errLines []string
+	var errMu sync.Mutex
+	errDone := make(chan struct{})
+	go func() {
+		defer close(errDone)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			if benignStderr(line) {
+				continue
+			}
+			errMu.Lock()
+			if len(errLines) < 20 {
+				errLines = append(errLines, line)
+			}
+			errMu.Unlock()
+		}
+	}()
+
+	records := make(chan []parse.Record, 64)
+	go readRecords(stdout, records)
+	statusCh := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(statusR)
+		for sc.Scan() {
+			statusCh <- sc.Text()
+		}
+		close(statusCh)
+		statusR.Close()
+	}()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var stopTimer <-chan time.Time
+	var killTimer <-chan time.Time
+	stopping := false
+	stop := func(reason string) {
+		if stopping {
+			return
+		}
+		stopping = true
+		st.res.EndReason = reason
+		cmd.Process.Signal(syscall.SIGINT)
+		killTimer = time.After(cfg.Grace)
+	}
+	started := time.Now()
+	var runErr error
+	recordsOpen := true
+	for recordsOpen {
+		select {
+		case batch, ok := <-records:
+			if !ok {
+				recordsOpen = false
+				break
+			}
+			if err := st.consume(batch); err != nil && runErr == nil {
+				runErr = err
+				stop("error")
+			}
+		case line, ok := <-statusCh:
+			if !ok {
+				statusCh = nil
+				break
+			}
+			switch {
+			case line == "ready":
+				st.ready, st.readyAt, st.lastIO = true, time.Now(), time.Now()
+				st.base = monotonicNow()
+				st.res.Start = time.Now()
+				if cfg.Target.Duration > 0 {
+					stopTimer = time.After(cfg.Target.Duration)
+				}
+			case strings.HasPrefix(line, "pid "):
+				if p, err := strconv.Atoi(line[4:]); err == nil {
+					st.live[p] = true
+				}
+			case strings.HasPrefix(line, "exit "):
+				// bpftrace ends by itself once its child, the helper, is gone.
+				if c, err := strconv.Atoi(line[5:]); err == nil {
+					st.res.ExitStatus = &c
+				}
+			case strings.HasPrefix(line, "error "):
+				runErr = fmt.Errorf("cannot start %s: %s", cfg.Target.Command[0], line[6:])
+				stop("error")
+			}
+		case <-tick.C:
+			if err := sink.FlushIfDue(time.Second); err != nil && runErr == nil {
+				runErr = err
+				stop("error")
+			}
+			st.checkTargets(stop)
+			if cfg.Progress != nil {
+				cfg.Progress(Progress{Elapsed: time.Since(started), Events: st.res.Events, Bytes: st.bytes, Lost: st.res.Lost, Ready: st.ready})
+			}
+		case <-stopTimer:
+			stop("duration")
+		case <-ctx.Done():
+			stop("interrupted")
+			ctx = context.Background() // stop once
+		case <-killTimer:
+			cmd.Process.Kill()
+			st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("bpftrace did not stop within %v of SIGINT and was killed; its final counters are missing", cfg.Grace))
+		}
+	}
+	waitErr := cmd.Wait()
+	<-errDone
+	if st.ready {
+		st.res.Duration = time.Since(st.readyAt)
+	}
+	if st.res.EndReason == "" {
+		st.res.EndReason = "target exited"
+	}
+	errMu.Lock()
+	defer errMu.Unlock()
+	if !st.ready && runErr == nil {
+		msg := "bpftrace exited before tracing started"
+		if len(errLines) > 0 {
+			msg += ": " + strings.TrimPrefix(errLines[0], "ERROR: ")
+		}
+		return st.res, errors.New(msg)
+	}
+	if waitErr != nil && !stopping {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("bpftrace ended with %v: %s", waitErr, strings.Join(errLines, "; ")))
+	}
+	var devs []event.Dev
+	for d := range st.devs {
+		devs = append(devs, d)
+	}
+	sort.Slice(devs, func(i, j int) bool {
+		return devs[i].Major < devs[j].Major || devs[i].Major == devs[j].Major && devs[i].Minor < devs[j].Minor
+	})
+	st.res.Devices = describeDevices(devs)
+	if st.res.Lost > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("bpftrace lost %d events: its output buffers overflowed (raise --perf-pages)", st.res.Lost))
+	}
+	if st.res.MapOverflows > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%d in-flight I/Os could not be tracked: the tracer's maps were full (raise --map-keys)", st.res.MapOverflows))
+	}
+	if st.res.ParseErrors > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%d tracer lines could not be parsed", st.res.ParseErrors))
+	}
+	return st.res, runErr
+}
+
+func goarch() string { return runtime.GOARCH }
+
+func orDevNull(f *os.File, flag int) *os.File {
+	if f != nil {
+		return f
+	}
+	n, err := os.OpenFile(os.DevNull, flag, 0)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// benignStderr filters bpftrace's noise: compile warnings about the script
+// (with their source and caret lines), and an RLIMIT notice it prints even
+// when the program loads fine.
+func benignStderr(line string) bool {
+	return strings.Contains(line, "couldn't set RLIMIT_MEMLOCK") ||
+		strings.Contains(line, "WARNING:") ||
+		strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") ||
+		strings.TrimSpace(line) == ""
+}
+
+func readRecords(r io.Reader, out chan<- []parse.Record) {
+	defer close(out)
+	pr := parse.NewBpftraceReader(r, "bpftrace", goarch())
+	batch := make([]parse.Record, 0, 256)
+	for pr.Scan() {
+		batch = append(batch, *pr.Record())
+		if len(batch) == cap(batch) {
+			out <- batch
+			batch = make([]parse.Record, 0, 256)
+		}
+	}
+	if len(batch) > 0 {
+		out <- batch
+	}
+}
+
+func (st *runState) consume(batch []parse.Record) error {
+	for i := range batch {
+		r := &batch[i]
+		switch r.Kind {
+		case parse.KindEvent:
+			e := &r.Event
+			if st.skipPids[e.Pid] {
+				continue
+			}
+			e.Start -= st.base
+			e.End -= st.base
+			if e.Flags&event.FlagDispatched != 0 {
+				e.Dispatch -= st.base
+			}
+			st.devs[e.Dev] = true
+			st.res.Events++
+			st.bytes += e.Bytes
+			st.lastIO = time.Now()
+			if err := st.sink.Write(e); err != nil {
+				return err
+			}
+		case parse.KindLost:
+			st.res.Lost += r.N
+		case parse.KindCounter:
+			switch r.Name {
+			case "unmatched":
+				st.res.Unmatched += r.N
+			case "map_full":
+				st.res.MapOverflows += r.N
+			}
+		case parse.KindFork:
+			st.live[r.Child] = true
+		case parse.KindExit:
+			delete(st.live, r.Pid)
+		case parse.KindError:
+			st.res.ParseErrors++
+		}
+	}
+	return nil
+}
+
+// checkTargets stops a recording whose target is gone: attached pids that
+// have all exited, or a launch that has gone quiet.
+func (st *runState) checkTargets(stop func(string)) {
+	t := st.sess.cfg.Target
+	if !st.ready {
+		return
+	}
+	if t.Launch && time.Since(st.lastIO) >= t.Quiet {
+		stop("quiet")
+		return
+	}
+	if len(t.Pids) > 0 && len(t.Names) == 0 {
+		for p := range st.live {
+			if !processExists(p) {
+				delete(st.live, p)
+			}
+		}
+		if len(st.live) == 0 {
+			stop("target exited")
+		}
+	}
+}
+
+func (s *Session) helperSpec() (string, error) {
+	t := s.cfg.Target
+	spec := helperSpec{Detach: t.Launch}
+	if len(t.Command) > 0 {
+		spec.Argv = t.Command
+		dir, err := os.Getwd()
+		if err != nil {
+			dir = "/"
+		}
+		spec.Dir = dir
+		env := make([]string, 0, len(os.Environ()))
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "IOSHAPE_") || strings.HasPrefix(kv, "BPFTRACE_") {
+				continue
+			}
+			if u := s.cfg.RunAs; u.Set && u.Home != "" && strings.HasPrefix(kv, "HOME=") {
+				kv = "HOME=" + u.Home
+			}
+			env = append(env, kv)
+		}
+		spec.Env = env
+		if u := s.cfg.RunAs; u.Set {
+			spec.UID, spec.GID, spec.Groups, spec.SetID = u.UID, u.GID, u.Groups, true
+		}
+		if !filepath.IsAbs(t.Command[0]) && !strings.Contains(t.Command[0], "/") {
+			if p, err := exec.LookPath(t.Command[0]); err == nil {
+				spec.Argv = append([]string{p}, t.Command[1:]...)
+			}
+		}
+	}
+	b, err := json.Marshal(spec)
+	return string(b), err
+}
