@@ -295,11 +295,13 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 	var stopTimer <-chan time.Time
 	var killTimer <-chan time.Time
 	stopping := false
+	var stoppedAt time.Time
 	stop := func(reason string) {
 		if stopping {
 			return
 		}
 		stopping = true
+		stoppedAt = time.Now()
 		st.res.EndReason = reason
 		cmd.Process.Signal(syscall.SIGINT)
 		killTimer = time.After(cfg.Grace)
@@ -363,10 +365,14 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 			st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("bpftrace did not stop within %v of SIGINT and was killed; its final counters are missing", cfg.Grace))
 		}
 	}
+	ended := time.Now()
+	if stopping {
+		ended = stoppedAt // not the tracer's detaching time
+	}
 	waitErr := cmd.Wait()
 	<-errDone
 	if st.ready {
-		st.res.Duration = time.Since(st.readyAt)
+		st.res.Duration = ended.Sub(st.readyAt)
 	}
 	if st.res.EndReason == "" {
 		st.res.EndReason = "target exited"
@@ -459,7 +465,9 @@ func (st *runState) consume(batch []parse.Record) error {
 			st.devs[e.Dev] = true
 			st.res.Events++
 			st.bytes += e.Bytes
-			st.lastIO = time.Now()
+			if e.Flags&event.FlagKernel == 0 { // the target's own I/O, not the system's writeback
+				st.lastIO = time.Now()
+			}
 			if err := st.sink.Write(e); err != nil {
 				return err
 			}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/tracer"
+)
+
+// The test binary doubles as ioshape: with IOSHAPE_AS_MAIN=1 it runs the
+// command line, and as bpftrace's child it is the recorder's helper. So the
+// tests drive the real program, signals and all.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == tracer.HelperCommand {
+		if err := tracer.RunHelper(); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if os.Getenv("IOSHAPE_AS_MAIN") == "1" {
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func ioshapeCmd(env []string, args ...string) *exec.Cmd {
+	c := exec.Command(os.Args[0], args...)
+	c.Env = append(append(os.Environ(), "IOSHAPE_AS_MAIN=1"), env...)
+	// A traced command that outlives the recording (an app launch) keeps
+	// the output pipes open; don't wait for it.
+	c.WaitDelay = 3 * time.Second
+	return c
+}
+
+// ioshape runs the program to completion.
+func ioshape(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	c := ioshapeCmd(env, args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// lockedBuffer collects a running child's output.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitFor polls until the buffer contains s.
+func waitFor(t *testing.T, b *lockedBuffer, s string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !strings.Contains(b.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q within %v; output so far:\n%s", s, limit, b.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func showJSON(t *testing.T, store, trace string, extra ...string) *report.Show {
+	t.Helper()
+	r := ioshape(t, nil, append([]string{"--store", store, "show", "--json", trace}, extra...)...)
+	if r.code != 0 {
+		t.Fatalf("show failed (%d): %s", r.code, r.stderr)
+	}
+	var s report.Show
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+		t.Fatalf("show --json: %v\n%s", err, r.stdout)
+	}
+	return &s
+}
+
+func singleLine(t *testing.T, stderr string) string {
+	t.Helper()
+	s := strings.TrimRight(stderr, "\n")
+	if strings.Contains(s, "\n") || !strings.HasPrefix(s, "ioshape: ") {
+		t.Fatalf("want one line starting 'ioshape: ', got %q", stderr)
+	}
+	if strings.Contains(s, "goroutine") || strings.Contains(s, "panic") {
+		t.Fatalf("stack trace in error: %q", stderr)
+	}
+	return s
+}

@@ -1,0 +1,462 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/report"
+)
+
+// These tests record real workloads with bpftrace and check what ioshape
+// measured against what the workload did. They need root, bpftrace and
+// fio; under CI=true their absence is a failure, never a skip.
+func requireTracing(t *testing.T) {
+	t.Helper()
+	var why string
+	switch {
+	case os.Geteuid() != 0:
+		why = "not root"
+	case !onPath("bpftrace"):
+		why = "bpftrace not installed"
+	case !onPath("fio"):
+		why = "fio not installed"
+	}
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("tracing is unavailable (%s), and CI=true: tracing tests must run", why)
+	}
+	t.Skipf("tracing unavailable: %s", why)
+}
+
+func onPath(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
+// workdir is a directory on a disk file system (direct I/O needs one).
+func workdir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "ioshape-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// prepFile writes a file of size MiB with fio, untraced.
+func prepFile(t *testing.T, path string, mib int) {
+	t.Helper()
+	out, err := exec.Command("fio", "--name=prep", "--filename="+path, fmt.Sprintf("--size=%dM", mib),
+		"--rw=write", "--bs=1M", "--direct=1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("fio prep: %v\n%s", err, out)
+	}
+}
+
+// record runs `ioshape record` to completion and returns the trace's ID.
+func record(t *testing.T, store string, args ...string) (string, result) {
+	t.Helper()
+	r := ioshape(t, nil, append([]string{"--store", store, "record"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("record %v failed (%d): %s", args, r.code, r.stderr)
+	}
+	f := strings.Fields(r.stdout)
+	if len(f) != 2 {
+		t.Fatalf("record printed %q, want 'ID PATH'", r.stdout)
+	}
+	if _, err := os.Stat(f[1]); err != nil {
+		t.Fatalf("trace file: %v", err)
+	}
+	return f[0], r
+}
+
+func fioArgs(file string, extra ...string) []string {
+	return append([]string{"--", "fio", "--name=job", "--filename=" + file, "--size=128M",
+		"--runtime=2", "--time_based", "--direct=1", "--output=/dev/null"}, extra...)
+}
+
+func checkNoLoss(t *testing.T, s *report.Show) {
+	t.Helper()
+	if s.Trace.LostEvents != 0 || s.Trace.ParseErrors != 0 {
+		t.Errorf("lost %d events, %d unparsed lines", s.Trace.LostEvents, s.Trace.ParseErrors)
+	}
+	if !s.Trace.Complete {
+		t.Error("trace not complete")
+	}
+}
+
+func TestRecordRandomReadQD1(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 128)
+	id, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=4k", "--ioengine=psync")...)
+	s := showJSON(t, store, id)
+	checkNoLoss(t, s)
+	b, sc := s.Block, s.Syscall
+	if b == nil || sc == nil {
+		t.Fatalf("missing layer: block %v syscall %v", b, sc)
+	}
+	if b.SizeBytes.P50 != 4096 || sc.SizeBytes.P50 != 4096 {
+		t.Errorf("size p50: block %d, syscall %d; want 4096", b.SizeBytes.P50, sc.SizeBytes.P50)
+	}
+	if b.QueueDepth.P50 != 1 || sc.QueueDepth.P50 != 1 {
+		t.Errorf("queue depth p50: block %v, syscall %v; want 1", b.QueueDepth.P50, sc.QueueDepth.P50)
+	}
+	if b.SequentialFraction > 0.05 {
+		t.Errorf("block sequential fraction %v; want ≥95%% random", b.SequentialFraction)
+	}
+	if b.ReadFraction < 0.99 || b.IOs < 1000 {
+		t.Errorf("block: %d I/Os, read fraction %v", b.IOs, b.ReadFraction)
+	}
+	// Every direct read reaches the drive: the layers agree within 5%.
+	if d := float64(b.Reads-sc.Reads) / float64(sc.Reads); d > 0.05 || d < -0.05 {
+		t.Errorf("block reads %d vs syscall reads %d", b.Reads, sc.Reads)
+	}
+	if math := b.QueueDepth.LittlesLawError; math > 0.01 {
+		t.Errorf("Little's law check off by %v", math)
+	}
+}
+
+func TestRecordSequentialWrite1M(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	id, _ := record(t, store, fioArgs(file, "--rw=write", "--bs=1M", "--ioengine=psync")...)
+	s := showJSON(t, store, id)
+	checkNoLoss(t, s)
+	b := s.Block
+	if b.SequentialFraction < 0.9 {
+		t.Errorf("block sequential fraction %v; want ≥ 0.9", b.SequentialFraction)
+	}
+	if b.SizeBytes.P50ByBytes < 512<<10 {
+		t.Errorf("block size p50 by bytes %d; want ≥ 512 KiB", b.SizeBytes.P50ByBytes)
+	}
+	// fio reads a few small files of its own; by bytes it only writes.
+	if s.Syscall.SizeBytes.P50ByBytes != 1<<20 || s.Syscall.ReadFractionByBytes > 0.01 {
+		t.Errorf("syscall size p50 by bytes %d, read fraction by bytes %v", s.Syscall.SizeBytes.P50ByBytes, s.Syscall.ReadFractionByBytes)
+	}
+}
+
+func TestRecordLibaioDepth16(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 128)
+	id, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=16")...)
+	s := showJSON(t, store, id)
+	checkNoLoss(t, s)
+	sc, b := s.Syscall, s.Block
+	if sc.QueueDepth.P50 < 12 || sc.QueueDepth.P50 > 17 {
+		t.Errorf("requested (syscall) queue depth p50 %v; want close to 16", sc.QueueDepth.P50)
+	}
+	if b.DeviceQueueDepth == nil || b.QueueDepth.P50 < 1 {
+		t.Fatalf("achieved (block) queue depth missing: %+v", b.QueueDepth)
+	}
+	if sc.Reads < 1000 {
+		t.Errorf("only %d async reads seen at the syscall layer", sc.Reads)
+	}
+	t.Logf("requested QD p50 %v, achieved QD p50 %v (in device %v)", sc.QueueDepth.P50, b.QueueDepth.P50, b.DeviceQueueDepth.P50)
+}
+
+func TestRecordPsyncFourJobs(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 128)
+	id, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=4k", "--ioengine=psync", "--numjobs=4")...)
+	s := showJSON(t, store, id)
+	checkNoLoss(t, s)
+	if qd := s.Syscall.QueueDepth.P50; qd < 3 || qd > 5 {
+		t.Errorf("requested queue depth p50 %v; want about 4", qd)
+	}
+	fios := 0
+	for _, p := range s.Processes {
+		if p.Comm == "fio" && p.SyscallIOs > 100 {
+			fios++
+		}
+	}
+	if fios < 4 {
+		t.Errorf("%d fio processes did I/O; want 4 jobs followed as children", fios)
+	}
+}
+
+// A buffered write reaches the drive later, issued by kernel threads: the
+// syscall bytes belong to the command, the block writes are writeback.
+func TestRecordBufferedWriteback(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	script := fmt.Sprintf("dd if=/dev/zero of=%s bs=1M count=32 2>/dev/null && sync", file)
+	id, _ := record(t, store, "--", "/bin/sh", "-c", script)
+	s := showJSON(t, store, id)
+	checkNoLoss(t, s)
+	var ddWrote int64
+	for _, p := range s.Processes {
+		if p.Comm == "dd" {
+			ddWrote += p.SyscallWriteBytes
+		}
+	}
+	if ddWrote != 32<<20 {
+		t.Errorf("dd wrote %d bytes at the syscall layer; want %d", ddWrote, 32<<20)
+	}
+	if s.Writeback.IOs == 0 || s.Writeback.Bytes < 16<<20 {
+		t.Errorf("writeback: %+v; want the file's data written by kernel threads", s.Writeback)
+	}
+	ex := showJSON(t, store, id, "--writeback", "exclude")
+	if ex.Writeback.Included || (ex.Block != nil && ex.Block.WriteBytes >= s.Block.WriteBytes) {
+		t.Errorf("--writeback exclude did not remove kernel writes")
+	}
+	// The events themselves carry the mark.
+	out := ioshape(t, nil, "--store", store, "events", id)
+	if !strings.Contains(out.stdout, event.FlagKernel.String()) {
+		t.Error("no event is marked as kernel-issued")
+	}
+}
+
+func TestRecordLaunchStopsWhenQuiet(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "app")
+	prepFile(t, file, 16)
+	// The "app" reads its files, then idles for a minute.
+	script := fmt.Sprintf("cat %s > /dev/null; exec sleep 60", file)
+	start := time.Now()
+	id, _ := record(t, store, "--launch", "--cold", "--quiet", "1s", "--", "/bin/sh", "-c", script)
+	took := time.Since(start)
+	if took > 40*time.Second {
+		t.Errorf("launch recording took %v: it did not stop when quiet", took)
+	}
+	exec.Command("pkill", "-f", "--", "exec sleep 60").Run()
+	s := showJSON(t, store, id)
+	if s.Trace.EndReason != "quiet" {
+		t.Errorf("end reason %q; want quiet", s.Trace.EndReason)
+	}
+	// Cold cache: the file was read from the drive.
+	if s.Block == nil || s.Block.ReadBytes < 8<<20 {
+		t.Errorf("cold launch read %v from the drive; want the 16 MiB file", s.Block)
+	}
+}
+
+// startRecording runs record in the background and waits until tracing has
+// started.
+func startRecording(t *testing.T, store string, args ...string) (*exec.Cmd, *lockedBuffer, *lockedBuffer) {
+	t.Helper()
+	c := ioshapeCmd(nil, append([]string{"--store", store, "record"}, args...)...)
+	var out, errb lockedBuffer
+	c.Stdout, c.Stderr = &out, &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	waitFor(t, &errb, "tracing started", 60*time.Second)
+	return c, &out, &errb
+}
+
+func waitExit(t *testing.T, c *exec.Cmd, limit time.Duration) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+	case <-time.After(limit):
+		t.Fatalf("record did not end within %v", limit)
+	}
+}
+
+func traceID(t *testing.T, out *lockedBuffer) string {
+	t.Helper()
+	f := strings.Fields(out.String())
+	if len(f) != 2 {
+		t.Fatalf("record printed %q", out.String())
+	}
+	return f[0]
+}
+
+func TestRecordPidFollowsChildren(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	gate := filepath.Join(dir, "go")
+	// The target waits for the gate, then runs a child that writes.
+	target := exec.Command("/bin/sh", "-c", fmt.Sprintf(
+		"while [ ! -e %s ]; do sleep 0.1; done; dd if=/dev/zero of=%s/out bs=64k count=64 oflag=direct 2>/dev/null", gate, dir))
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go target.Wait()
+	rec, out, _ := startRecording(t, store, "--pid", fmt.Sprint(target.Process.Pid))
+	os.WriteFile(gate, nil, 0o644)
+	waitExit(t, rec, 30*time.Second) // ends by itself when the target exits
+	s := showJSON(t, store, traceID(t, out))
+	if s.Trace.EndReason != "target exited" {
+		t.Errorf("end reason %q", s.Trace.EndReason)
+	}
+	checkNoLoss(t, s)
+	if s.Syscall == nil || s.Syscall.Writes != 64 || s.Syscall.SizeBytes.P50 != 64<<10 {
+		t.Fatalf("syscall layer: %+v; want dd's 64 writes of 64 KiB", s.Syscall)
+	}
+	// At the block layer a write may merge with a neighbour, so bytes, not
+	// requests, are what must agree.
+	if s.Block == nil || s.Block.WriteBytes < 60*64<<10 || s.Block.SizeBytes.P50 != 64<<10 {
+		t.Fatalf("block layer: %+v; want about 4 MiB of direct 64 KiB writes", s.Block)
+	}
+}
+
+func TestRecordNameAndInterrupt(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	dd, err := exec.LookPath("dd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := filepath.Join(dir, "ioshape-tst-dd")
+	data, _ := os.ReadFile(dd)
+	os.WriteFile(named, data, 0o755)
+	rec, out, _ := startRecording(t, store, "--name", "ioshape-tst-dd", "--wait")
+	run := exec.Command(named, "if=/dev/zero", "of="+filepath.Join(dir, "out"), "bs=128k", "count=40", "oflag=direct")
+	if b, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	rec.Process.Signal(syscall.SIGINT) // Ctrl-C
+	waitExit(t, rec, 30*time.Second)
+	s := showJSON(t, store, traceID(t, out))
+	if s.Trace.EndReason != "interrupted" || !s.Trace.Complete {
+		t.Errorf("after SIGINT: end reason %q, complete %v", s.Trace.EndReason, s.Trace.Complete)
+	}
+	if s.Syscall == nil || s.Syscall.Writes != 40 || s.Syscall.SizeBytes.P50 != 128<<10 {
+		t.Fatalf("syscall layer: %+v; want 40 writes of 128 KiB", s.Syscall)
+	}
+}
+
+func TestRecordAllWithDuration(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	rec, out, _ := startRecording(t, store, "--all", "--duration", "3s", "--label", "whole system")
+	if b, err := exec.Command("dd", "if=/dev/zero", "of="+filepath.Join(dir, "out"), "bs=256k", "count=20", "oflag=direct").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	waitExit(t, rec, 30*time.Second)
+	s := showJSON(t, store, "whole system") // by label
+	if s.Trace.ID != traceID(t, out) || s.Trace.EndReason != "duration" {
+		t.Errorf("trace %s ended %q", s.Trace.ID, s.Trace.EndReason)
+	}
+	if s.Trace.DurationS < 2.9 || s.Trace.DurationS > 5 {
+		t.Errorf("duration %v s; want about 3", s.Trace.DurationS)
+	}
+	var ddBlock int64
+	for _, p := range s.Processes {
+		if p.Comm == "dd" {
+			ddBlock += p.BlockWriteBytes
+		}
+	}
+	if ddBlock != 20*256<<10 {
+		t.Errorf("dd's block writes: %d bytes; want %d", ddBlock, 20*256<<10)
+	}
+}
+
+// A recorder killed with SIGKILL leaves a .partial trace that opens and
+// holds what was flushed; its tracer does not outlive it.
+func TestRecordSurvivesSIGKILL(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 64)
+	rec, _, _ := startRecording(t, store, "--", "fio", "--name=job", "--filename="+file, "--size=64M", "--rw=randread",
+		"--bs=4k", "--direct=1", "--runtime=60", "--time_based", "--output=/dev/null")
+	time.Sleep(3 * time.Second)
+	rec.Process.Kill()
+	rec.Wait()
+	time.Sleep(time.Second)
+	exec.Command("pkill", "-f", "--", "--filename="+file).Run()
+	partials, _ := filepath.Glob(filepath.Join(store, "traces", "*.partial"))
+	if len(partials) != 1 {
+		t.Fatalf("want one .partial trace, found %v", partials)
+	}
+	s := showJSON(t, store, partials[0])
+	if s.Trace.Complete || s.Trace.Events < 1000 {
+		t.Errorf("partial trace: complete=%v events=%d; want incomplete with the events of ~2 s", s.Trace.Complete, s.Trace.Events)
+	}
+	ls := ioshape(t, nil, "--store", store, "ls")
+	if !strings.Contains(ls.stdout, "cut short") {
+		t.Errorf("ls does not flag the cut-short trace:\n%s", ls.stdout)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for exec.Command("pgrep", "-f", "ioshape-.*\\.bt").Run() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("bpftrace outlived the killed recorder")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestRecordErrors(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("these checks come after the root check")
+	}
+	store := t.TempDir()
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"unknown pid", nil, []string{"--pid", "999999", "--duration", "1s"}, "no process with pid 999999"},
+		{"unknown name", nil, []string{"--name", "no-such-process-x", "--duration", "1s"}, `no running process is named "no-such-process-x"`},
+		{"bad command", nil, []string{"--", "/nonexistent/tool"}, "cannot run /nonexistent/tool"},
+		{"no bpftrace", []string{"PATH=/nonexistent"}, []string{"--", "/bin/true"}, "bpftrace is not installed"},
+		{"no target", nil, nil, "nothing to record"},
+		{"two targets", nil, []string{"--all", "--pid", "1"}, "choose one target"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := ioshape(t, c.env, append([]string{"--store", store, "record"}, c.args...)...)
+			if r.code == 0 {
+				t.Fatalf("exit 0; stderr %q", r.stderr)
+			}
+			if line := singleLine(t, r.stderr); !strings.Contains(line, c.want) {
+				t.Errorf("error %q; want it to say %q", line, c.want)
+			}
+		})
+	}
+}
+
+func TestRecordNeedsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		r := ioshape(t, nil, "record", "--", "/bin/true")
+		if !strings.Contains(singleLine(t, r.stderr), "needs root") || r.code == 0 {
+			t.Fatalf("got %d %q", r.code, r.stderr)
+		}
+		return
+	}
+	// As root, run the program as nobody.
+	dir, err := os.MkdirTemp("/var/tmp", "ioshape-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "ioshape")
+	data, _ := os.ReadFile(os.Args[0])
+	os.WriteFile(bin, data, 0o755)
+	c := exec.Command(bin, "--store", dir, "record", "--", "/bin/true")
+	c.Env = append(os.Environ(), "IOSHAPE_AS_MAIN=1")
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := c.CombinedOutput()
+	if err == nil || !strings.Contains(singleLine(t, string(out)), "needs root: run it with sudo") {
+		t.Fatalf("as nobody: %v %q", err, out)
+	}
+}
