@@ -34,6 +34,7 @@ type recordOptions struct {
 	mapKeys   int
 	perfPages int
 	json      bool
+	raw       string
 }
 
 func newRecordCommand(g *globals) *cobra.Command {
@@ -68,6 +69,7 @@ func newRecordCommand(g *globals) *cobra.Command {
 	f.IntVar(&o.mapKeys, "map-keys", 1<<16, "in-flight I/Os the tracer can track at once")
 	f.IntVar(&o.perfPages, "perf-pages", 1<<10, "tracer output buffer per CPU, in pages (a power of two)")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
+	f.StringVar(&o.raw, "raw-output", "", "also save the tracer's raw output to this file (for bug reports)")
 	return c
 }
 
@@ -95,6 +97,14 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 		Target: target, RunAs: runAs(owner),
 		Stdin: g.stdin, Stdout: fileOf(g.stdout), Stderr: fileOf(g.stderr),
 		MapKeys: o.mapKeys, PerfPages: o.perfPages,
+	}
+	if o.raw != "" {
+		raw, err := os.Create(o.raw)
+		if err != nil {
+			return err
+		}
+		defer raw.Close()
+		cfg.Raw = raw
 	}
 	progress := newProgress(g)
 	cfg.Progress = progress.update
@@ -259,4 +269,3 @@ func (p *progressLine) done() {
 		fmt.Fprint(p.g.stderr, "\r\033[K")
 	}
 }
-

@@ -76,9 +76,12 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 		return r.parseSyscall(b[2:])
 	case b[0] == 'F' && len(b) > 1 && b[1] == ' ':
 		f := fields(b[2:], 2)
+		if len(f) != 2 {
+			return "malformed fork line"
+		}
 		p, err1 := strconv.Atoi(string(f[0]))
 		c, err2 := strconv.Atoi(string(f[1]))
-		if len(f) != 2 || err1 != nil || err2 != nil {
+		if err1 != nil || err2 != nil {
 			return "malformed fork line"
 		}
 		r.rec = Record{Kind: KindFork, Pid: p, Child: c}
@@ -94,7 +97,7 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 		r.rec = Record{Kind: KindExit, Pid: p}
 	case bytes.Equal(b, []byte("READY")):
 		r.rec = Record{Kind: KindReady}
-	case bytes.HasPrefix(b, []byte("Lost ")) && bytes.HasSuffix(b, []byte(" events")):
+	case len(b) > 12 && bytes.HasPrefix(b, []byte("Lost ")) && bytes.HasSuffix(b, []byte(" events")):
 		n, err := strconv.ParseInt(string(b[5:len(b)-7]), 10, 64)
 		if err != nil {
 			return "malformed lost-events line"

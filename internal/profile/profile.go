@@ -30,10 +30,10 @@ type Profile struct {
 	Writeback Writeback       `json:"writeback"`
 	// LateEvents arrived further out of order than the window; their queue
 	// depth is approximate.
-	LateEvents int64    `json:"late_events"`
+	LateEvents int64 `json:"late_events"`
 	// Events is how many events were read.
-	Events int64 `json:"-"`
-	Warnings   []string `json:"warnings,omitempty"`
+	Events   int64    `json:"-"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DeviceProfile is one device's share. For the syscall layer the device is

@@ -50,6 +50,8 @@ type Config struct {
 	MapKeys   int
 	PerfPages int
 	Grace     time.Duration // between SIGINT and SIGKILL
+	// Raw, if set, receives a copy of the tracer's output as it was read.
+	Raw io.Writer
 	Progress  func(Progress)
 }
 
@@ -279,7 +281,11 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 	}()
 
 	records := make(chan []parse.Record, 64)
-	go readRecords(stdout, records)
+	var src io.Reader = stdout
+	if cfg.Raw != nil {
+		src = io.TeeReader(stdout, cfg.Raw)
+	}
+	go readRecords(src, records)
 	statusCh := make(chan string, 8)
 	go func() {
 		sc := bufio.NewScanner(statusR)

@@ -13,7 +13,7 @@ type Target struct {
 	Names   []string // processes with these names, running now or started later
 	// WaitForNames allows names that no running process has yet.
 	WaitForNames bool
-	All     bool     // the whole system
+	All          bool // the whole system
 
 	Duration time.Duration // stop after this long (0: until the target ends or Ctrl-C)
 	Launch   bool          // app launch: stop once the target's I/O has been idle for Quiet

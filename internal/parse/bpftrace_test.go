@@ -1,0 +1,133 @@
+package parse
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// dump renders every record of a tracer output as one line of text.
+func dump(t *testing.T, input []byte) string {
+	t.Helper()
+	var out bytes.Buffer
+	r := NewBpftraceReader(bytes.NewReader(input), "in", "amd64")
+	for r.Scan() {
+		rec := r.Record()
+		switch rec.Kind {
+		case KindEvent:
+			e := &rec.Event
+			fmt.Fprintf(&out, "event %s %s %s start=%d dispatch=%d end=%d dev=%s ino=%d off=%d size=%d bytes=%d errno=%d pid=%d tid=%d comm=%q flags=%s\n",
+				e.Layer, e.Op, e.Call, e.Start, e.Dispatch, e.End, e.Dev, e.Inode, e.Offset, e.Size, e.Bytes, e.Errno, e.Pid, e.Tid, e.Comm, e.Flags)
+		case KindLost:
+			fmt.Fprintf(&out, "lost %d\n", rec.N)
+		case KindCounter:
+			fmt.Fprintf(&out, "counter %s=%d\n", rec.Name, rec.N)
+		case KindFork:
+			fmt.Fprintf(&out, "fork %d -> %d\n", rec.Pid, rec.Child)
+		case KindExit:
+			fmt.Fprintf(&out, "exit %d\n", rec.Pid)
+		case KindReady:
+			fmt.Fprintf(&out, "ready\n")
+		case KindNotice:
+			fmt.Fprintf(&out, "notice %q\n", rec.Text)
+		case KindError:
+			fmt.Fprintf(&out, "error %v\n", rec.Err)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// The inputs are real output of dscripts/ioshape.bt (bpftrace 0.17, Linux
+// 6.18), captured with `ioshape record --raw-output`, plus one file of
+// malformed lines.
+func TestBpftraceGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/bpftrace-*.txt")
+	if len(files) < 3 {
+		t.Fatalf("testdata missing: %v", files)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			in, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := dump(t, in)
+			golden := strings.TrimSuffix(f, ".txt") + ".golden"
+			if *update {
+				os.WriteFile(golden, []byte(got), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (run with -update and review the diff)", golden)
+			}
+		})
+	}
+}
+
+func TestBpftraceFields(t *testing.T) {
+	in := "B 100 110 200 266338304 2048 4096 0 FWFS 42 43 0 my prog\n" +
+		"B 100 0 250 266338304 0 0 0 FF 0 0 1 kworker/0:1H\n" +
+		"S 11 100 200 42 42 3 266338304 7 0 9223372036854775807 131072 32768 1 cp\n" +
+		"S 11 100 200 42 42 4 266338304 8 0 9223372036854775807 131072 49152 2 cp\n" +
+		"S 16 100 900 42 42 6 266338304 9 8192 4096 4096 16384 0 fio\n"
+	r := NewBpftraceReader(strings.NewReader(in), "", "amd64")
+	var evs []event.Event
+	for r.Scan() {
+		if r.Record().Kind != KindEvent {
+			t.Fatalf("unexpected record %+v", r.Record())
+		}
+		evs = append(evs, r.Record().Event)
+	}
+	b := evs[0]
+	if b.Layer != event.Block || b.Op != event.Write || b.Flags&(event.FlagPreflush|event.FlagFUA|event.FlagSync) != event.FlagPreflush|event.FlagFUA|event.FlagSync ||
+		b.Offset != 2048*512 || b.Dev != (event.Dev{Major: 254}) || b.Comm != "my prog" || b.Start != 100 || b.Dispatch != 110 {
+		t.Errorf("block write: %+v", b)
+	}
+	if f := evs[1]; f.Op != event.Flush || f.Flags&event.FlagKernel == 0 || f.Flags&event.FlagDispatched != 0 || f.Offset != -1 {
+		t.Errorf("flush: %+v", f)
+	}
+	src, dst := evs[2], evs[3]
+	if src.Op != event.Read || src.Flags&event.FlagCopySource == 0 || src.Size != 131072 || dst.Op != event.Write || dst.Flags&event.FlagCopySource != 0 {
+		t.Errorf("copy_file_range halves: %+v / %+v", src, dst)
+	}
+	if a := evs[4]; a.Call != event.CallAioRead || a.Flags&(event.FlagAsync|event.FlagDirect) != event.FlagAsync|event.FlagDirect || a.Latency() != 800 {
+		t.Errorf("aio read: %+v", a)
+	}
+}
+
+func FuzzBpftrace(f *testing.F) {
+	files, _ := filepath.Glob("testdata/bpftrace-*.txt")
+	for _, file := range files {
+		b, _ := os.ReadFile(file)
+		lines := bytes.Split(b, []byte("\n"))
+		for _, line := range lines[:min(len(lines), 20)] {
+			f.Add(line)
+		}
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r := NewBpftraceReader(bytes.NewReader(line), "", "amd64")
+		for r.Scan() {
+			rec := r.Record()
+			if rec.Kind == KindError && rec.Err == nil {
+				t.Fatal("error record without error")
+			}
+			if rec.Kind == 0 {
+				t.Fatalf("record without kind for %q", line)
+			}
+		}
+	})
+}
