@@ -168,6 +168,14 @@ func (r *BpftraceReader) parseBlock(b []byte) string {
 		e.Flags |= event.FlagKernel
 	}
 	e.Op, e.Flags = decodeRWBS(f[7], e.Flags)
+	if e.Size == 0 && e.Op.IsData() {
+		// An empty request moves no data: with a preflush it only flushes the
+		// cache; otherwise it is some other command.
+		e.Op = event.Other
+		if e.Flags&event.FlagPreflush != 0 {
+			e.Op = event.Flush
+		}
+	}
 	if e.Op == event.Flush || e.Size == 0 {
 		e.Offset = -1
 	}

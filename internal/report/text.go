@@ -46,11 +46,11 @@ func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, 
 func writeHeader(w *errWriter, s *Show) {
 	t := s.Trace
 	name := t.ID
-	if t.Label != "" {
-		name += fmt.Sprintf(" %q", t.Label)
-	}
 	if name == "" {
 		name = t.Path
+	}
+	if t.Label != "" {
+		name += fmt.Sprintf(" %q", t.Label)
 	}
 	w.printf("Trace %s\n", name)
 	w.printf("  recorded  %s on %s (%s), %s\n", t.Start.Local().Format(time.DateTime), t.Host, kernelText(t.Kernel), backendText(t))
@@ -60,11 +60,17 @@ func writeHeader(w *errWriter, s *Show) {
 		status += ", ended: " + t.EndReason
 	}
 	w.printf("  recording %s\n", status)
-	if t.LostEvents > 0 || t.UnmatchedCompletions > 0 || t.ParseErrors > 0 || !t.Complete {
-		w.printf("  LOST DATA lost events %s (tracer %s, full maps %s), unmatched completions %s, unreadable lines %s\n",
-			Count(t.LostEvents), Count(t.TracerLostEvents), Count(t.MapOverflows), Count(t.UnmatchedCompletions), Count(t.ParseErrors))
-	} else {
+	switch {
+	case t.LostEvents > 0 || t.ParseErrors > 0:
+		w.printf("  LOST DATA %s events lost (tracer buffers %s, full maps %s), %s unreadable tracer lines\n",
+			Count(t.LostEvents), Count(t.TracerLostEvents), Count(t.MapOverflows), Count(t.ParseErrors))
+	case !t.Complete:
+		w.printf("  INCOMPLETE the recording was cut short; what follows is what it wrote\n")
+	default:
 		w.printf("  no events lost\n")
+	}
+	if t.UnmatchedCompletions > 0 {
+		w.printf("  unmatched %s completions without an issue (requests already in flight when recording began, or untrackable)\n", Count(t.UnmatchedCompletions))
 	}
 	for _, x := range t.Warnings {
 		w.printf("  warning:  %s\n", x)

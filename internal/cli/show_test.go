@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// A real recording (testdata/traces/cp-cat-dd.iotrace: cp, cat and two dd
+// runs, recorded with bpftrace 0.17 on Linux 6.18) shown as text and JSON.
+func TestShowGolden(t *testing.T) {
+	trace := filepath.Join("..", "..", "testdata", "traces", "cp-cat-dd.iotrace")
+	for _, c := range []struct {
+		golden string
+		args   []string
+	}{
+		{"show-cp-cat-dd.txt", []string{"show", trace}},
+		{"show-cp-cat-dd.json", []string{"show", "--json", trace}},
+		{"show-cp-cat-dd-nowriteback.json", []string{"show", "--json", "--writeback", "exclude", trace}},
+	} {
+		t.Run(c.golden, func(t *testing.T) {
+			r := ioshape(t, []string{"TZ=UTC"}, append([]string{"--store", t.TempDir()}, c.args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			path := filepath.Join("..", "..", "testdata", "golden", c.golden)
+			if *update {
+				os.MkdirAll(filepath.Dir(path), 0o755)
+				os.WriteFile(path, []byte(r.stdout), 0o644)
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/cli -run Golden -update)", err)
+			}
+			if r.stdout != string(want) {
+				t.Errorf("output differs from %s; run with -update and review the diff", path)
+			}
+		})
+	}
+}
+
+func TestShowErrors(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.iotrace")
+	os.WriteFile(garbage, []byte("this is not a trace at all"), 0o644)
+	good, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", "cp-cat-dd.iotrace"))
+	corrupt := filepath.Join(dir, "corrupt.iotrace")
+	bad := append([]byte(nil), good...)
+	bad[len(bad)/2] ^= 0x55
+	os.WriteFile(corrupt, bad, 0o644)
+	truncated := filepath.Join(dir, "truncated.iotrace")
+	os.WriteFile(truncated, good[:40], 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"show", garbage}, "not an ioshape trace", 1},
+		{[]string{"show", corrupt}, "corrupt trace", 1},
+		{[]string{"show", truncated}, "truncated trace", 1},
+		{[]string{"show", "zzzzzz"}, `no trace "zzzzzz"`, 1},
+		{[]string{"show", "../../etc/passwd"}, "no trace file", 1},
+		{[]string{"show"}, "accepts 1 arg", 2},
+		{[]string{"show", "--writeback", "maybe", garbage}, "--writeback must be include or exclude", 2},
+		{[]string{"frobnicate"}, "unknown command", 2},
+	} {
+		r := ioshape(t, nil, append([]string{"--store", dir}, c.args...)...)
+		if r.code != c.code {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, r.code, c.code, r.stderr)
+		}
+		if line := singleLine(t, r.stderr); !strings.Contains(line, c.want) {
+			t.Errorf("%v: %q; want it to say %q", c.args, line, c.want)
+		}
+	}
+}
+
+func TestLsAndResolve(t *testing.T) {
+	store := t.TempDir()
+	r := ioshape(t, nil, "--store", store, "ls")
+	if r.code != 0 || !strings.Contains(r.stderr, "no traces") {
+		t.Fatalf("empty store: %d %q", r.code, r.stderr)
+	}
+	src, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", "cp-cat-dd.iotrace"))
+	os.MkdirAll(filepath.Join(store, "traces"), 0o755)
+	os.WriteFile(filepath.Join(store, "traces", "abc234.iotrace"), src, 0o644)
+	os.WriteFile(filepath.Join(store, "traces", "abd567.iotrace.partial"), src[:len(src)-40], 0o644)
+	r = ioshape(t, nil, "--store", store, "ls")
+	if r.code != 0 || !strings.Contains(r.stdout, "abc234") || !strings.Contains(r.stdout, "cut short") {
+		t.Fatalf("ls:\n%s%s", r.stdout, r.stderr)
+	}
+	for _, arg := range []string{"abc234", "abc", "cp, cat and dd"} {
+		if r := ioshape(t, nil, "--store", store, "show", "--json", arg); r.code != 0 {
+			t.Errorf("show %q: %s", arg, r.stderr)
+		}
+	}
+	if r := ioshape(t, nil, "--store", store, "show", "ab"); r.code == 0 || !strings.Contains(r.stderr, "ambiguous") {
+		t.Errorf("ambiguous prefix: %d %q", r.code, r.stderr)
+	}
+}
