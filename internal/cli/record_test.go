@@ -460,3 +460,30 @@ func TestRecordNeedsRoot(t *testing.T) {
 		t.Fatalf("as nobody: %v %q", err, out)
 	}
 }
+
+// Under sudo the command runs as the invoking user, and the trace belongs
+// to that user.
+func TestRecordAsInvokingUser(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), filepath.Join(t.TempDir(), "store")
+	os.Chmod(dir, 0o777)
+	out := filepath.Join(dir, "uid")
+	env := []string{"SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody"}
+	r := ioshape(t, env, "--store", store, "record", "--", "/bin/sh", "-c", "id -u > "+out)
+	if r.code != 0 {
+		t.Fatalf("record: %s", r.stderr)
+	}
+	if b, _ := os.ReadFile(out); strings.TrimSpace(string(b)) != "65534" {
+		t.Errorf("command ran as uid %q; want 65534", b)
+	}
+	path := strings.Fields(r.stdout)[1]
+	for _, p := range []string{path, filepath.Join(store, "traces"), store} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := st.Sys().(*syscall.Stat_t); s.Uid != 65534 || s.Gid != 65534 {
+			t.Errorf("%s owned by %d:%d; want the invoking user", p, s.Uid, s.Gid)
+		}
+	}
+}

@@ -1,29 +1,24 @@
 package profile
 
-import (
-	"container/heap"
-	"sort"
-)
-
 // depthSweep walks I/Os in arrival order and keeps the set in flight: the
 // depth each arrival sees (itself included, so one I/O at a time is depth
 // 1), the time-weighted depth, busy time, and idle gaps (from the last
 // completion to the next arrival while nothing was in flight).
 type depthSweep struct {
-	inflight  int64Heap
+	inflight  minHeap[struct{}]
 	now       int64
 	started   bool
 	integral  float64 // depth × ns
 	busy      int64   // ns with depth > 0
 	idleSince int64
 	idle      bool
-	depths    map[int]int64
+	depths    []int64 // arrivals seen at each depth
 	gaps      logHist
 	n         int64
 	latSum    float64
 }
 
-func newDepthSweep() *depthSweep { return &depthSweep{depths: map[int]int64{}} }
+func newDepthSweep() *depthSweep { return &depthSweep{} }
 
 func (s *depthSweep) advance(t int64) {
 	if !s.started {
@@ -33,7 +28,7 @@ func (s *depthSweep) advance(t int64) {
 	if t <= s.now {
 		return
 	}
-	d := len(s.inflight)
+	d := s.inflight.len()
 	s.integral += float64(d) * float64(t-s.now)
 	if d > 0 {
 		s.busy += t - s.now
@@ -42,11 +37,11 @@ func (s *depthSweep) advance(t int64) {
 }
 
 func (s *depthSweep) completeUpTo(t int64) {
-	for len(s.inflight) > 0 && s.inflight[0] <= t {
-		c := s.inflight[0]
+	for s.inflight.len() > 0 && s.inflight.minKey() <= t {
+		c := s.inflight.minKey()
 		s.advance(c) // the interval up to c still had c in flight
-		heap.Pop(&s.inflight)
-		if len(s.inflight) == 0 {
+		s.inflight.pop()
+		if s.inflight.len() == 0 {
 			s.idleSince, s.idle = c, true
 		}
 	}
@@ -56,15 +51,19 @@ func (s *depthSweep) completeUpTo(t int64) {
 func (s *depthSweep) arrive(a, c int64) {
 	s.completeUpTo(a)
 	s.advance(a)
-	if s.idle && len(s.inflight) == 0 && a >= s.idleSince {
+	if s.idle && s.inflight.len() == 0 && a >= s.idleSince {
 		s.gaps.add(a - s.idleSince)
 	}
 	s.idle = false
 	if c < a {
 		c = a
 	}
-	heap.Push(&s.inflight, c)
-	s.depths[len(s.inflight)]++
+	s.inflight.push(c, struct{}{})
+	d := s.inflight.len()
+	for d >= len(s.depths) {
+		s.depths = append(s.depths, 0)
+	}
+	s.depths[d]++
 	s.n++
 	s.latSum += float64(c - a)
 }
@@ -104,11 +103,12 @@ func (s *depthSweep) stats() DepthStats {
 	if s.n == 0 {
 		return ds
 	}
-	keys := make([]int, 0, len(s.depths))
-	for d := range s.depths {
-		keys = append(keys, d)
+	var keys []int
+	for d, c := range s.depths {
+		if c > 0 {
+			keys = append(keys, d)
+		}
 	}
-	sort.Ints(keys)
 	var sum float64
 	for _, d := range keys {
 		c := s.depths[d]
@@ -145,18 +145,5 @@ func abs(x float64) float64 {
 	if x < 0 {
 		return -x
 	}
-	return x
-}
-
-type int64Heap []int64
-
-func (h int64Heap) Len() int           { return len(h) }
-func (h int64Heap) Less(i, j int) bool { return h[i] < h[j] }
-func (h int64Heap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *int64Heap) Push(x any)        { *h = append(*h, x.(int64)) }
-func (h *int64Heap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
 	return x
 }

@@ -17,7 +17,7 @@ type Fit struct {
 	Note       string  `json:"note,omitempty"`
 }
 
-const fitSample = 800
+const fitSample = 500
 
 // fitSampler keeps a uniform sample of (size, latency) points, seeded so
 // the same trace always gives the same fit.
@@ -41,6 +41,34 @@ func (f *fitSampler) add(size, latencyNs int64) {
 	if j := f.rng.Int64N(f.seen); j < fitSample {
 		f.x[j], f.y[j] = float64(size), float64(latencyNs)
 	}
+}
+
+// merge adds another sampler's points, weighted by how many I/Os each
+// sample stands for, keeping at most fitSample points.
+func (f *fitSampler) merge(o *fitSampler) {
+	if o.seen == 0 {
+		return
+	}
+	total := f.seen + o.seen
+	keepMine := int(int64(fitSample) * f.seen / total)
+	keepOther := fitSample - keepMine
+	x, y := thin(f.x, f.y, keepMine)
+	ox, oy := thin(o.x, o.y, keepOther)
+	f.x, f.y = append(x, ox...), append(y, oy...)
+	f.seen = total
+}
+
+// thin keeps every k-th point so that at most n remain.
+func thin(x, y []float64, n int) ([]float64, []float64) {
+	if len(x) <= n {
+		return append([]float64(nil), x...), append([]float64(nil), y...)
+	}
+	var ox, oy []float64
+	for i := 0; i < n; i++ {
+		j := i * len(x) / n
+		ox, oy = append(ox, x[j]), append(oy, y[j])
+	}
+	return ox, oy
 }
 
 func (f *fitSampler) fit() *Fit {

@@ -56,6 +56,26 @@ func (h *logHist) add(v int64) {
 	h.sum += float64(v)
 }
 
+func (h *logHist) merge(o *logHist) {
+	if o.n == 0 {
+		return
+	}
+	if len(o.counts) > len(h.counts) {
+		n := make([]int64, len(o.counts))
+		copy(n, h.counts)
+		h.counts = n
+	}
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	if h.n == 0 || o.min < h.min {
+		h.min = o.min
+	}
+	h.max = max(h.max, o.max)
+	h.n += o.n
+	h.sum += o.sum
+}
+
 // quantile returns the q-quantile (0..1), clamped to the exact min and max.
 func (h *logHist) quantile(q float64) float64 {
 	if h.n == 0 {

@@ -15,7 +15,14 @@ type sizeCount struct{ count, bytes int64 }
 
 // layerAgg accumulates one layer (optionally one device of it) from events
 // delivered in arrival order.
+//
+// A whole layer's aggregate is "cross-device": it keeps only what depends
+// on the order of I/O across devices (queue depth, inter-arrival, idle
+// gaps) and merges the rest — sizes, latency, sequentiality, the fit — from
+// its devices' aggregates when the profile is built, so no per-event work
+// is done twice.
 type layerAgg struct {
+	cross                                            bool
 	reads, writes, flushes, discards, others, errors int64
 	readBytes, writeBytes                            int64
 	first, last                                      int64
@@ -27,10 +34,12 @@ type layerAgg struct {
 	device                                           *depthSweep // block only: depth at the device, fed in dispatch order
 	seq                                              *seqTracker
 	fit                                              *fitSampler
+	lastSize                                         *sizeCount
+	lastSizeKey                                      int64
 }
 
-func newLayerAgg(block bool) *layerAgg {
-	a := &layerAgg{sizes: map[int64]*sizeCount{}, depth: newDepthSweep(), seq: newSeqTracker(), fit: newFitSampler()}
+func newLayerAgg(block, cross bool) *layerAgg {
+	a := &layerAgg{cross: cross, sizes: map[int64]*sizeCount{}, depth: newDepthSweep(), seq: newSeqTracker(), fit: newFitSampler()}
 	if block {
 		a.device = newDepthSweep()
 	}
@@ -68,8 +77,19 @@ func (a *layerAgg) add(e *event.Event) {
 		a.inter.add(e.Start - a.prevArrival)
 	}
 	a.prevArrival, a.any = e.Start, true
+	// The read half of a copy is the same call as its write half: count the
+	// call once in the queue depth.
+	if e.Flags&event.FlagCopySource == 0 {
+		a.depth.arrive(e.Start, e.End)
+	}
+	if a.cross {
+		return
+	}
 	size := e.Size
-	sc := a.sizes[size]
+	sc := a.lastSize
+	if sc == nil || a.lastSizeKey != size {
+		sc = a.sizes[size]
+	}
 	if sc == nil {
 		if len(a.sizes) >= maxDistinctSizes {
 			size = (size + 4095) &^ 4095
@@ -80,15 +100,11 @@ func (a *layerAgg) add(e *event.Event) {
 			a.sizes[size] = sc
 		}
 	}
+	a.lastSize, a.lastSizeKey = sc, size
 	sc.count++
 	sc.bytes += e.Size
 	a.lat.add(e.End - e.Start)
 	a.seq.add(e)
-	// The read half of a copy is the same call as its write half: count the
-	// call once in the queue depth.
-	if e.Flags&event.FlagCopySource == 0 {
-		a.depth.arrive(e.Start, e.End)
-	}
 	if e.Size > 0 && e.Errno == 0 {
 		a.fit.add(e.Size, e.End-e.Start)
 	}
@@ -142,6 +158,22 @@ type SizeBucket struct {
 	From  int64 `json:"from"`
 	Count int64 `json:"count"`
 	Bytes int64 `json:"bytes"`
+}
+
+// merge takes in a device aggregate's per-event statistics.
+func (a *layerAgg) merge(d *layerAgg) {
+	for k, c := range d.sizes {
+		sc := a.sizes[k]
+		if sc == nil {
+			sc = &sizeCount{}
+			a.sizes[k] = sc
+		}
+		sc.count += c.count
+		sc.bytes += c.bytes
+	}
+	a.lat.merge(&d.lat)
+	a.seq.merge(d.seq)
+	a.fit.merge(d.fit)
 }
 
 func (a *layerAgg) result() *Layer {

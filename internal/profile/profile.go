@@ -83,11 +83,24 @@ type devKey struct {
 	dev   event.Dev
 }
 
+func (k devKey) less(o devKey) bool {
+	if k.layer != o.layer {
+		return k.layer < o.layer
+	}
+	if k.dev.Major != o.dev.Major {
+		return k.dev.Major < o.dev.Major
+	}
+	return k.dev.Minor < o.dev.Minor
+}
+
 // Builder accumulates a profile from events in any order.
 type Builder struct {
 	opts       Options
-	arrival    [2]*reorder
-	dispatch   *reorder
+	arrival    [2]*reorder[event.Event]
+	dispatch   *reorder[dispatched]
+	lastKey    devKey
+	lastAgg    *layerAgg
+	lastProc   *Process
 	layers     [2]*layerAgg
 	devs       map[devKey]*layerAgg
 	procs      map[uint32]*Process
@@ -104,7 +117,7 @@ func NewBuilder(opts Options) *Builder {
 	}
 	b := &Builder{
 		opts:     opts,
-		layers:   [2]*layerAgg{newLayerAgg(true), newLayerAgg(false)},
+		layers:   [2]*layerAgg{newLayerAgg(true, true), newLayerAgg(false, true)},
 		devs:     map[devKey]*layerAgg{},
 		procs:    map[uint32]*Process{},
 		devByNum: map[event.Dev]tracefile.Device{},
@@ -114,11 +127,10 @@ func NewBuilder(opts Options) *Builder {
 		b.devByNum[event.Dev{Major: d.Major, Minor: d.Minor}] = d
 	}
 	w := int64(opts.Window)
-	start := func(e *event.Event) int64 { return e.Start }
 	for l := range b.arrival {
-		b.arrival[l] = newReorder(w, start, b.emitArrival)
+		b.arrival[l] = newReorder(w, b.emitArrival)
 	}
-	b.dispatch = newReorder(w, (*event.Event).DeviceTime, b.emitDispatch)
+	b.dispatch = newReorder(w, b.emitDispatch)
 	return b
 }
 
@@ -136,17 +148,22 @@ func (b *Builder) Add(e *event.Event) {
 		}
 	}
 	b.countProcess(e)
-	b.arrival[e.Layer].push(e)
+	b.arrival[e.Layer].push(e.Start, e.End, e)
 	if e.Layer == event.Block && e.Op.IsData() {
-		b.dispatch.push(e)
+		d := dispatched{at: e.DeviceTime(), end: e.End, dev: e.Dev}
+		b.dispatch.push(d.at, d.end, &d)
 	}
 }
 
 func (b *Builder) countProcess(e *event.Event) {
-	p := b.procs[e.Pid]
-	if p == nil {
-		p = &Process{Pid: e.Pid}
-		b.procs[e.Pid] = p
+	p := b.lastProc
+	if p == nil || p.Pid != e.Pid {
+		p = b.procs[e.Pid]
+		if p == nil {
+			p = &Process{Pid: e.Pid}
+			b.procs[e.Pid] = p
+		}
+		b.lastProc = p
 	}
 	p.Comm = e.Comm
 	if e.Layer == event.Block {
@@ -174,17 +191,27 @@ func (b *Builder) emitArrival(e *event.Event) {
 	b.devAgg(devKey{e.Layer, e.Dev}).add(e)
 }
 
-func (b *Builder) emitDispatch(e *event.Event) {
-	b.layers[event.Block].device.arrive(e.DeviceTime(), e.End)
-	b.devAgg(devKey{event.Block, e.Dev}).device.arrive(e.DeviceTime(), e.End)
+// dispatched is what the device-depth sweep needs of a block request.
+type dispatched struct {
+	at, end int64
+	dev     event.Dev
+}
+
+func (b *Builder) emitDispatch(d *dispatched) {
+	b.layers[event.Block].device.arrive(d.at, d.end)
+	b.devAgg(devKey{event.Block, d.dev}).device.arrive(d.at, d.end)
 }
 
 func (b *Builder) devAgg(k devKey) *layerAgg {
+	if b.lastAgg != nil && b.lastKey == k {
+		return b.lastAgg
+	}
 	d := b.devs[k]
 	if d == nil {
-		d = newLayerAgg(k.layer == event.Block)
+		d = newLayerAgg(k.layer == event.Block, false)
 		b.devs[k] = d
 	}
+	b.lastKey, b.lastAgg = k, d
 	return d
 }
 
@@ -194,6 +221,14 @@ func (b *Builder) Finish() *Profile {
 		r.flush()
 	}
 	b.dispatch.flush()
+	keys := make([]devKey, 0, len(b.devs))
+	for k := range b.devs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) }) // merge order fixes the fit's sample
+	for _, k := range keys {
+		b.layers[k.layer].merge(b.devs[k])
+	}
 	p := &Profile{
 		Block:      b.layers[event.Block].result(),
 		Syscall:    b.layers[event.Syscall].result(),

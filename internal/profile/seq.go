@@ -25,11 +25,13 @@ type heads struct {
 // seqTracker classifies I/Os as sequential or random and measures seek
 // distance from the end of the previous I/O on the same device or file.
 type seqTracker struct {
-	streams map[streamKey]*heads
-	known   int64 // I/Os with a known offset
-	seq     int64
-	seeks   [65]int64 // log2 buckets of |distance| in bytes; [0] is distance 0
-	seekH   logHist
+	streams   map[streamKey]*heads
+	known     int64 // I/Os with a known offset
+	seq       int64
+	seeks     [65]int64 // log2 buckets of |distance| in bytes; [0] is distance 0
+	seekH     logHist
+	lastKey   streamKey
+	lastHeads *heads
 }
 
 func newSeqTracker() *seqTracker { return &seqTracker{streams: map[streamKey]*heads{}} }
@@ -39,10 +41,14 @@ func (t *seqTracker) add(e *event.Event) {
 		return
 	}
 	k := streamKey{e.Dev, e.Inode}
-	h := t.streams[k]
-	if h == nil {
-		h = &heads{}
-		t.streams[k] = h
+	h := t.lastHeads
+	if h == nil || t.lastKey != k {
+		h = t.streams[k]
+		if h == nil {
+			h = &heads{}
+			t.streams[k] = h
+		}
+		t.lastKey, t.lastHeads = k, h
 	}
 	t.known++
 	end := e.Offset + e.Size
@@ -69,6 +75,15 @@ func (t *seqTracker) add(e *event.Event) {
 		slot = (h.last + 1) % streamHeads
 	}
 	h.next[slot], h.last = end, slot
+}
+
+func (t *seqTracker) merge(o *seqTracker) {
+	t.known += o.known
+	t.seq += o.seq
+	for i, c := range o.seeks {
+		t.seeks[i] += c
+	}
+	t.seekH.merge(&o.seekH)
 }
 
 // SeekStats is the distribution of distances from the end of the previous
