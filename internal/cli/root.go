@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -67,6 +68,14 @@ func Main(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// IOSHAPE_CPUPROFILE=FILE profiles ioshape itself (e.g. the recorder's
+	// consumer while tracing).
+	if path := os.Getenv("IOSHAPE_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

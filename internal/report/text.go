@@ -100,7 +100,7 @@ func targetText(t TraceInfo) string {
 	var s string
 	switch tg.Mode {
 	case "command":
-		s = "command: " + strings.Join(tg.Command, " ")
+		s = "command: " + strings.Join(strings.Fields(strings.Join(tg.Command, " ")), " ")
 	case "pid":
 		s = fmt.Sprintf("pids %v and their children", tg.Pids)
 	case "name":
