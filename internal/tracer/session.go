@@ -51,8 +51,8 @@ type Config struct {
 	PerfPages int
 	Grace     time.Duration // between SIGINT and SIGKILL
 	// Raw, if set, receives a copy of the tracer's output as it was read.
-	Raw io.Writer
-	Progress  func(Progress)
+	Raw      io.Writer
+	Progress func(Progress)
 }
 
 // Progress is reported about once a second.
