@@ -133,7 +133,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	res, runErr := sess.Run(cmd.Context(), w)
 	progress.done()
 	footer := tracefile.Footer{
-		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows,
+		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
 		UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors, Warnings: res.Warnings,
 		EndReason: res.EndReason, ExitStatus: res.ExitStatus, Devices: res.Devices,
 	}
@@ -156,7 +156,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Result) error {
 	if o.json {
 		out := map[string]any{
-			"id": id, "path": path, "events": res.Events, "lost_events": res.Lost + res.MapOverflows,
+			"id": id, "path": path, "events": res.Events, "lost_events": res.Lost + res.MapOverflows + res.ProbeMisses,
 			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
 		}
 		enc := json.NewEncoder(g.stdout)
@@ -164,7 +164,7 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", report.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
-	if lost := res.Lost + res.MapOverflows; lost > 0 {
+	if lost := res.Lost + res.MapOverflows + res.ProbeMisses; lost > 0 {
 		fmt.Fprintf(g.stderr, ", LOST %s events", report.Count(lost))
 	}
 	fmt.Fprintln(g.stderr)

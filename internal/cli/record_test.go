@@ -85,13 +85,42 @@ func fioArgs(file string, extra ...string) []string {
 		"--runtime=2", "--time_based", "--direct=1", "--output=/dev/null"}, extra...)
 }
 
+// checkAccounted is for high-IOPS workloads, where the bpftrace backend
+// can lose events (the kernel skips a probe that fires while another BPF
+// program runs on the same CPU): what is missing at the block layer must be
+// reported as lost, never silently absent.
+func checkAccounted(t *testing.T, s *report.Show) {
+	t.Helper()
+	if s.Trace.ParseErrors != 0 || !s.Trace.Complete {
+		t.Errorf("%d unparsed lines, complete=%v; warnings: %q", s.Trace.ParseErrors, s.Trace.Complete, s.Trace.Warnings)
+	}
+	if s.Block == nil || s.Syscall == nil {
+		t.Fatalf("missing layer")
+	}
+	// Direct I/O: each request asked for reaches the drive (or merges with a
+	// neighbour, so compare bytes), unless its event was lost and counted.
+	missing := float64(s.Syscall.ReadBytes-s.Block.ReadBytes) / float64(s.Syscall.ReadBytes)
+	lost := float64(s.Trace.LostEvents) / float64(s.Syscall.Reads)
+	if missing > lost+0.02 {
+		t.Errorf("block layer is missing %.1f%% of the bytes read but only %.1f%% of events are reported lost", missing*100, lost*100)
+	}
+	if s.Trace.LostEvents > 0 {
+		t.Logf("lost %d events (%.1f%% of requests), reported as such", s.Trace.LostEvents, lost*100)
+	}
+}
+
+// checkNoLoss is for moderate-rate workloads: nothing unparsed, and at
+// most a stray skipped probe (reported) out of the whole recording.
 func checkNoLoss(t *testing.T, s *report.Show) {
 	t.Helper()
-	if s.Trace.LostEvents != 0 || s.Trace.ParseErrors != 0 {
-		t.Errorf("lost %d events, %d unparsed lines", s.Trace.LostEvents, s.Trace.ParseErrors)
+	if s.Trace.ParseErrors != 0 || !s.Trace.Complete {
+		t.Errorf("%d unparsed lines, complete=%v; warnings: %q", s.Trace.ParseErrors, s.Trace.Complete, s.Trace.Warnings)
 	}
-	if !s.Trace.Complete {
-		t.Error("trace not complete")
+	if lost := s.Trace.LostEvents; lost > 0 {
+		t.Logf("lost %d of %d events, reported as such", lost, s.Trace.Events)
+		if lost*100 > s.Trace.Events {
+			t.Errorf("lost %d of %d events: more than 1%% at a moderate I/O rate", lost, s.Trace.Events)
+		}
 	}
 }
 
@@ -102,7 +131,7 @@ func TestRecordRandomReadQD1(t *testing.T) {
 	prepFile(t, file, 128)
 	id, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=4k", "--ioengine=psync")...)
 	s := showJSON(t, store, id)
-	checkNoLoss(t, s)
+	checkAccounted(t, s)
 	b, sc := s.Block, s.Syscall
 	if b == nil || sc == nil {
 		t.Fatalf("missing layer: block %v syscall %v", b, sc)
@@ -118,10 +147,6 @@ func TestRecordRandomReadQD1(t *testing.T) {
 	}
 	if b.ReadFraction < 0.99 || b.IOs < 1000 {
 		t.Errorf("block: %d I/Os, read fraction %v", b.IOs, b.ReadFraction)
-	}
-	// Every direct read reaches the drive: the layers agree within 5%.
-	if d := float64(b.Reads-sc.Reads) / float64(sc.Reads); d > 0.05 || d < -0.05 {
-		t.Errorf("block reads %d vs syscall reads %d", b.Reads, sc.Reads)
 	}
 	if math := b.QueueDepth.LittlesLawError; math > 0.01 {
 		t.Errorf("Little's law check off by %v", math)
@@ -155,7 +180,7 @@ func TestRecordLibaioDepth16(t *testing.T) {
 	prepFile(t, file, 128)
 	id, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=16")...)
 	s := showJSON(t, store, id)
-	checkNoLoss(t, s)
+	checkAccounted(t, s)
 	sc, b := s.Syscall, s.Block
 	if sc.QueueDepth.P50 < 12 || sc.QueueDepth.P50 > 17 {
 		t.Errorf("requested (syscall) queue depth p50 %v; want close to 16", sc.QueueDepth.P50)
@@ -169,6 +194,27 @@ func TestRecordLibaioDepth16(t *testing.T) {
 	t.Logf("requested QD p50 %v, achieved QD p50 %v (in device %v)", sc.QueueDepth.P50, b.QueueDepth.P50, b.DeviceQueueDepth.P50)
 }
 
+func TestRecordIoUring(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 128)
+	id, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=4k", "--ioengine=io_uring", "--iodepth=16")...)
+	s := showJSON(t, store, id)
+	checkAccounted(t, s)
+	sc, b := s.Syscall, s.Block
+	if sc == nil || b == nil || sc.Reads < 1000 || sc.SizeBytes.P50 != 4096 {
+		t.Fatalf("syscall layer: %+v", sc)
+	}
+	out := ioshape(t, nil, "--store", store, "events", id)
+	if !strings.Contains(out.stdout, "uring_read") {
+		t.Error("no uring_read events")
+	}
+	if sc.QueueDepth.Max < 4 {
+		t.Errorf("io_uring depth max %d: requests are not overlapping", sc.QueueDepth.Max)
+	}
+}
+
 func TestRecordPsyncFourJobs(t *testing.T) {
 	requireTracing(t)
 	dir, store := workdir(t), t.TempDir()
@@ -176,7 +222,7 @@ func TestRecordPsyncFourJobs(t *testing.T) {
 	prepFile(t, file, 128)
 	id, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=4k", "--ioengine=psync", "--numjobs=4")...)
 	s := showJSON(t, store, id)
-	checkNoLoss(t, s)
+	checkAccounted(t, s)
 	if qd := s.Syscall.QueueDepth.P50; qd < 3 || qd > 5 {
 		t.Errorf("requested queue depth p50 %v; want about 4", qd)
 	}

@@ -71,6 +71,9 @@ const (
 	CallAioRead  // libaio IOCB_CMD_PREAD, submitted by io_submit, reaped by io_getevents
 	CallAioWrite // libaio IOCB_CMD_PWRITE
 	CallAioFsync
+	CallUringRead  // io_uring read, from submission to the completion being posted
+	CallUringWrite // io_uring write
+	CallUringFsync // io_uring fsync
 	numCalls
 )
 
@@ -78,6 +81,7 @@ var callNames = [numCalls]string{
 	"", "read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"preadv2", "pwritev2", "copy_file_range", "sendfile", "fsync", "fdatasync",
 	"sync_file_range", "aio_read", "aio_write", "aio_fsync",
+	"uring_read", "uring_write", "uring_fsync",
 }
 
 func (c Call) String() string {
@@ -86,6 +90,9 @@ func (c Call) String() string {
 	}
 	return fmt.Sprintf("call(%d)", uint8(c))
 }
+
+// IsAsync reports whether c is an asynchronous request rather than a call.
+func (c Call) IsAsync() bool { return c >= CallAioRead && c <= CallUringFsync }
 
 // Valid reports whether c is a known call.
 func (c Call) Valid() bool { return c > NoCall && c < numCalls }
@@ -120,7 +127,7 @@ const (
 	FlagFUA                          // forced unit access
 	FlagPreflush                     // cache flush before the write
 	FlagKernel                       // issued by a kernel thread (writeback, journal) on someone's behalf
-	FlagAsync                        // asynchronous submission (libaio)
+	FlagAsync                        // asynchronous submission (libaio, io_uring)
 	FlagCopySource                   // read half of a copy_file_range/sendfile; the write half carries the call's time
 	FlagDispatched                   // Dispatch holds the time the request was handed to the device
 )

@@ -296,7 +296,7 @@ func (r *BpftraceReader) parseSyscall(b []byte) string {
 	if fflags&oDsync != 0 {
 		e.Flags |= event.FlagSync
 	}
-	if call == event.CallAioRead || call == event.CallAioWrite || call == event.CallAioFsync {
+	if call.IsAsync() {
 		e.Flags |= event.FlagAsync
 	}
 	r.rec.Kind = KindEvent
@@ -305,11 +305,11 @@ func (r *BpftraceReader) parseSyscall(b []byte) string {
 
 func callOp(c event.Call) event.Op {
 	switch c {
-	case event.CallRead, event.CallPread64, event.CallReadv, event.CallPreadv, event.CallPreadv2, event.CallAioRead:
+	case event.CallRead, event.CallPread64, event.CallReadv, event.CallPreadv, event.CallPreadv2, event.CallAioRead, event.CallUringRead:
 		return event.Read
-	case event.CallWrite, event.CallPwrite64, event.CallWritev, event.CallPwritev, event.CallPwritev2, event.CallAioWrite:
+	case event.CallWrite, event.CallPwrite64, event.CallWritev, event.CallPwritev, event.CallPwritev2, event.CallAioWrite, event.CallUringWrite:
 		return event.Write
-	case event.CallFsync, event.CallFdatasync, event.CallSyncFileRange, event.CallAioFsync:
+	case event.CallFsync, event.CallFdatasync, event.CallSyncFileRange, event.CallAioFsync, event.CallUringFsync:
 		return event.Flush
 	case event.CallCopyFileRange, event.CallSendfile:
 		return event.Read

@@ -31,6 +31,7 @@ type TraceInfo struct {
 	LostEvents           int64            `json:"lost_events"`
 	TracerLostEvents     int64            `json:"tracer_lost_events"`
 	MapOverflows         int64            `json:"map_overflows"`
+	ProbeMisses          int64            `json:"probe_misses"`
 	UnmatchedCompletions int64            `json:"unmatched_completions"`
 	ParseErrors          int64            `json:"parse_errors"`
 	Complete             bool             `json:"complete"`
@@ -52,7 +53,8 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 		ti.Events = f.Events
 		ti.TracerLostEvents = f.LostEvents
 		ti.MapOverflows = f.MapOverflows
-		ti.LostEvents = f.LostEvents + f.MapOverflows
+		ti.ProbeMisses = f.ProbeMisses
+		ti.LostEvents = f.LostEvents + f.MapOverflows + f.ProbeMisses
 		ti.UnmatchedCompletions = f.UnmatchedCompletions
 		ti.ParseErrors = f.ParseErrors
 		ti.EndReason = f.EndReason

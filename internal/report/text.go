@@ -62,8 +62,8 @@ func writeHeader(w *errWriter, s *Show) {
 	w.printf("  recording %s\n", status)
 	switch {
 	case t.LostEvents > 0 || t.ParseErrors > 0:
-		w.printf("  LOST DATA %s events lost (tracer buffers %s, full maps %s), %s unreadable tracer lines\n",
-			Count(t.LostEvents), Count(t.TracerLostEvents), Count(t.MapOverflows), Count(t.ParseErrors))
+		w.printf("  LOST DATA %s events lost (tracer buffers %s, full maps %s, probes skipped by the kernel %s), %s unreadable tracer lines\n",
+			Count(t.LostEvents), Count(t.TracerLostEvents), Count(t.MapOverflows), Count(t.ProbeMisses), Count(t.ParseErrors))
 	case !t.Complete:
 		w.printf("  INCOMPLETE the recording was cut short; what follows is what it wrote\n")
 	default:

@@ -48,6 +48,8 @@ type Footer struct {
 	LostEvents int64 `json:"lost_events"`
 	// MapOverflows counts in-flight records the tracer could not store.
 	MapOverflows int64 `json:"map_overflows"`
+	// ProbeMisses counts probe firings the kernel skipped.
+	ProbeMisses int64 `json:"probe_misses,omitempty"`
 	// UnmatchedCompletions counts completions seen without their issue.
 	UnmatchedCompletions int64    `json:"unmatched_completions"`
 	ParseErrors          int64    `json:"parse_errors"`

@@ -64,8 +64,9 @@ type scriptData struct {
 	Filter    string
 	Calls     []scriptCall
 
-	AioRead, AioWrite, AioFsync int
-	CopyFileRange, Sendfile     int
+	AioRead, AioWrite, AioFsync       int
+	UringRead, UringWrite, UringFsync int
+	CopyFileRange, Sendfile           int
 }
 
 // Script is a rendered tracer script and its checksum.
@@ -89,6 +90,9 @@ func renderBpftrace(t Target, seeds []int, self int) (Script, error) {
 		AioRead:       int(event.CallAioRead),
 		AioWrite:      int(event.CallAioWrite),
 		AioFsync:      int(event.CallAioFsync),
+		UringRead:     int(event.CallUringRead),
+		UringWrite:    int(event.CallUringWrite),
+		UringFsync:    int(event.CallUringFsync),
 		CopyFileRange: int(event.CallCopyFileRange),
 		Sendfile:      int(event.CallSendfile),
 	}

@@ -71,12 +71,16 @@ type Result struct {
 	Events       int64
 	Lost         int64
 	MapOverflows int64
-	Unmatched    int64
-	ParseErrors  int64
-	Warnings     []string
-	EndReason    string
-	ExitStatus   *int
-	Devices      []tracefile.Device
+	// ProbeMisses are probe firings the kernel skipped (another BPF program
+	// was running on the same CPU): events lost without a word from the
+	// tracer.
+	ProbeMisses int64
+	Unmatched   int64
+	ParseErrors int64
+	Warnings    []string
+	EndReason   string
+	ExitStatus  *int
+	Devices     []tracefile.Device
 }
 
 // Session is a prepared recording.
@@ -168,7 +172,8 @@ func (s *Session) BackendVersion() string { return s.backendVersion }
 // Fidelity lists what this backend cannot see.
 func (s *Session) Fidelity() []string {
 	return []string{
-		"syscall layer: io_uring and memory-mapped I/O are not seen (the block layer still sees their I/O)",
+		"syscall layer: memory-mapped I/O is not seen (the block layer still sees it)",
+		"syscall layer: an io_uring request counts as outstanding from submission until the kernel posts its completion, not until the application reaps it, so io_uring queue depth can read lower than the application's",
 		"block layer: requests are matched by device and sector; a request in flight when recording began or ended is counted as unmatched",
 	}
 }
@@ -302,10 +307,16 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 	var killTimer <-chan time.Time
 	stopping := false
 	var stoppedAt time.Time
+	readMisses := func() {
+		if n, ok := probeMisses(cmd.Process.Pid); ok && n > st.res.ProbeMisses {
+			st.res.ProbeMisses = n
+		}
+	}
 	stop := func(reason string) {
 		if stopping {
 			return
 		}
+		readMisses() // the programs are gone once bpftrace exits
 		stopping = true
 		stoppedAt = time.Now()
 		st.res.EndReason = reason
@@ -344,10 +355,12 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 					st.live[p] = true
 				}
 			case strings.HasPrefix(line, "exit "):
-				// bpftrace ends by itself once its child, the helper, is gone.
+				// bpftrace ends by itself once its child, the helper, is gone:
+				// read the kernel's miss counters while its programs exist.
 				if c, err := strconv.Atoi(line[5:]); err == nil {
 					st.res.ExitStatus = &c
 				}
+				readMisses()
 			case strings.HasPrefix(line, "error "):
 				runErr = fmt.Errorf("cannot start %s: %s", cfg.Target.Command[0], line[6:])
 				stop("error")
@@ -357,9 +370,12 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 				runErr = err
 				stop("error")
 			}
+			if st.ready && !stopping {
+				readMisses()
+			}
 			st.checkTargets(stop)
 			if cfg.Progress != nil {
-				cfg.Progress(Progress{Elapsed: time.Since(started), Events: st.res.Events, Bytes: st.bytes, Lost: st.res.Lost, Ready: st.ready})
+				cfg.Progress(Progress{Elapsed: time.Since(started), Events: st.res.Events, Bytes: st.bytes, Lost: st.res.Lost + st.res.ProbeMisses, Ready: st.ready})
 			}
 		case <-stopTimer:
 			stop("duration")
@@ -405,6 +421,9 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 	st.res.Devices = describeDevices(devs)
 	if st.res.Lost > 0 {
 		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("bpftrace lost %d events: its output buffers overflowed (raise --perf-pages)", st.res.Lost))
+	}
+	if st.res.ProbeMisses > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("the kernel skipped %d probe firings (a probe fired while another BPF program was running on the same CPU, e.g. a completion interrupt during a syscall probe): that many I/O events are missing or incomplete", st.res.ProbeMisses))
 	}
 	if st.res.MapOverflows > 0 {
 		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%d in-flight I/Os could not be tracked: the tracer's maps were full (raise --map-keys)", st.res.MapOverflows))
@@ -492,6 +511,9 @@ func (st *runState) consume(batch []parse.Record) error {
 			delete(st.live, r.Pid)
 		case parse.KindError:
 			st.res.ParseErrors++
+			if st.res.ParseErrors <= 5 { // the first few, to diagnose with
+				st.res.Warnings = append(st.res.Warnings, "tracer output "+r.Err.Error())
+			}
 		}
 	}
 	return nil

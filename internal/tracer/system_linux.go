@@ -145,3 +145,30 @@ func pidsNamed(name string) []int {
 	}
 	return out
 }
+
+// probeMisses sums the kernel's recursion_misses over the BPF programs a
+// process holds: firings the kernel skipped because another BPF program was
+// running on the same CPU. Each is an event lost without a trace in the
+// tracer's own output.
+func probeMisses(pid int) (int64, bool) {
+	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	var total int64
+	for _, de := range des {
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil || !strings.Contains(string(b), "prog_type:") {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "recursion_misses:"); ok {
+				var n int64
+				fmt.Sscan(strings.TrimSpace(v), &n)
+				total += n
+			}
+		}
+	}
+	return total, true
+}
