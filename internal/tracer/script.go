@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/template"
 
@@ -54,6 +56,18 @@ var scriptCalls = []scriptCall{
 var RequiredTracepoints = []string{
 	"block/block_rq_insert", "block/block_rq_issue", "block/block_rq_complete",
 	"sched/sched_process_fork", "syscalls/sys_enter_pread64", "syscalls/sys_exit_pread64",
+}
+
+// missingTracepointsIn lists the required tracepoints absent from a
+// tracefs events directory.
+func missingTracepointsIn(base string) []string {
+	var missing []string
+	for _, tp := range RequiredTracepoints {
+		if _, err := os.Stat(filepath.Join(base, tp)); err != nil {
+			missing = append(missing, strings.Replace(tp, "/", ":", 1))
+		}
+	}
+	return missing
 }
 
 type scriptData struct {

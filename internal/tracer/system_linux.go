@@ -59,13 +59,7 @@ func missingTracepoints() []string {
 	if _, err := os.Stat(base); err != nil {
 		base = "/sys/kernel/debug/tracing/events"
 	}
-	var missing []string
-	for _, tp := range RequiredTracepoints {
-		if _, err := os.Stat(filepath.Join(base, tp)); err != nil {
-			missing = append(missing, strings.Replace(tp, "/", ":", 1))
-		}
-	}
-	return missing
+	return missingTracepointsIn(base)
 }
 
 // dropCaches writes dirty data back and empties the page cache, so the
