@@ -64,7 +64,7 @@ func runLs(g *globals, o *lsOptions) error {
 	tw := tabwriter.NewWriter(g.stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLABEL\tSTARTED\tDURATION\tEVENTS\tLOST\tSTATUS\tTARGET")
 	for _, e := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, orDashS(e.Label), e.Start.Local().Format("2006-01-02 15:04"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, report.OrDash(e.Label), e.Start.Local().Format("2006-01-02 15:04"),
 			report.Micros(e.DurationS*1e6), report.Count(e.Events), report.Count(e.LostEvents), e.Status, truncate(e.Target, 50))
 	}
 	return tw.Flush()
@@ -97,13 +97,6 @@ func toLsEntry(e store.Entry) lsEntry {
 		le.Status = "recording or cut short"
 	}
 	return le
-}
-
-func orDashS(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return s
 }
 
 func truncate(s string, n int) string {

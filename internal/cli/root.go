@@ -55,7 +55,7 @@ application asked for) and the block layer (what the drive saw), and profiles it
 	}
 	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "trace store directory (default: the per-user data directory)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRecordCommand(g), newLsCommand(g), newShowCommand(g), newEventsCommand(g))
+	root.AddCommand(newRecordCommand(g), newLsCommand(g), newShowCommand(g), newEventsCommand(g), newClassifyCommand(g), newPatternsCommand(g))
 	return root
 }
 
@@ -80,7 +80,8 @@ func Main(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "ioshape: %s\n", oneLine(err.Error()))
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	fmt.Fprintf(stderr, "ioshape: %s\n", msg)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return 2
@@ -96,13 +97,4 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
-}
-
-func oneLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

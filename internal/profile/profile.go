@@ -166,23 +166,19 @@ func (b *Builder) countProcess(e *event.Event) {
 		b.lastProc = p
 	}
 	p.Comm = e.Comm
+	read, write := &p.SyscallReadBytes, &p.SyscallWriteBytes
 	if e.Layer == event.Block {
 		p.Kernel = e.Flags&event.FlagKernel != 0
 		p.BlockIOs++
-		switch e.Op {
-		case event.Read:
-			p.BlockReadBytes += e.Bytes
-		case event.Write:
-			p.BlockWriteBytes += e.Bytes
-		}
-		return
+		read, write = &p.BlockReadBytes, &p.BlockWriteBytes
+	} else {
+		p.SyscallIOs++
 	}
-	p.SyscallIOs++
 	switch e.Op {
 	case event.Read:
-		p.SyscallReadBytes += e.Bytes
+		*read += e.Bytes
 	case event.Write:
-		p.SyscallWriteBytes += e.Bytes
+		*write += e.Bytes
 	}
 }
 

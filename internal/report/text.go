@@ -251,7 +251,7 @@ func writeDevices(w *errWriter, devs []profile.DeviceProfile) {
 			blk, bb = Count(d.Block.IOs), Bytes(d.Block.ReadBytes+d.Block.WriteBytes)
 			bs, qd = Bytes(d.Block.SizeBytes.P50), Num(d.Block.QueueDepth.P50, 0)
 		}
-		fmt.Fprintf(tw, "  %s (%d:%d)\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, d.Major, d.Minor, orDash(d.Mount), sys, blk, bb, bs, qd)
+		fmt.Fprintf(tw, "  %s (%d:%d)\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, d.Major, d.Minor, OrDash(d.Mount), sys, blk, bb, bs, qd)
 	}
 	tw.Flush()
 	w.printf("\n")
@@ -280,7 +280,8 @@ func writeProcesses(w *errWriter, procs []profile.Process) {
 	tw.Flush()
 }
 
-func orDash(s string) string {
+// OrDash shows an empty string as a dash.
+func OrDash(s string) string {
 	if s == "" {
 		return "–"
 	}

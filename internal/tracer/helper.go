@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -68,7 +69,8 @@ func RunHelper() error {
 	}
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(status, "error %s\n", oneLine(err.Error()))
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		fmt.Fprintf(status, "error %s\n", msg)
 		return nil
 	}
 	fmt.Fprintf(status, "pid %d\n", cmd.Process.Pid)
@@ -85,13 +87,4 @@ func RunHelper() error {
 	}
 	fmt.Fprintf(status, "exit %d\n", code)
 	return nil
-}
-
-func oneLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

@@ -1,0 +1,281 @@
+package classify
+
+import (
+	"errors"
+	"sort"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/profile"
+)
+
+// Source replays a trace's events in file order; Classify reads it several
+// times, each time in constant memory.
+type Source func(emit func(*event.Event)) error
+
+// Options change how a trace is classified.
+type Options struct {
+	ExcludeWriteback bool
+	// Windows is how many windows the trace is cut into for the mixture and
+	// the phases (default 48); no window is shorter than MinWindowNs.
+	Windows     int
+	MinWindowNs int64
+	// Drive, if set, are a drive's benchmark results for an estimate.
+	Drive *DriveResults
+}
+
+// Result is a trace's classification.
+type Result struct {
+	Shape   Shape          `json:"shape"`
+	Matches []Match        `json:"matches"`
+	Mixture []Share        `json:"mixture"`
+	Phases  []Phase        `json:"phases"`
+	Drive   *DriveEstimate `json:"drive,omitempty"`
+}
+
+// Share is one pattern's part of a trace: of its bytes, and of its time.
+type Share struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Family     string  `json:"family"`
+	Bytes      int64   `json:"bytes"`
+	BytesShare float64 `json:"bytes_share"`
+	TimeS      float64 `json:"time_s"`
+	TimeShare  float64 `json:"time_share"`
+}
+
+// Phase is a stretch of time with one character, and its best match.
+type Phase struct {
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	Shape  Shape   `json:"shape"`
+	Best   Match   `json:"best"`
+}
+
+// ErrNoIO is returned for a trace with no data I/O to classify.
+var ErrNoIO = errors.New("the trace has no data I/O to classify")
+
+// Classify ranks the catalog's patterns against a trace, splits it into a
+// mixture and phases, and estimates it on a drive if results are given.
+func Classify(src Source, opts Options) (*Result, error) {
+	exp, err := ExpectedShapes()
+	if err != nil {
+		return nil, err
+	}
+	popts := profile.Options{ExcludeWriteback: opts.ExcludeWriteback}
+	keep := func(e *event.Event) bool {
+		return !(opts.ExcludeWriteback && e.Layer == event.Block && e.Flags&event.FlagKernel != 0)
+	}
+
+	// Pass 1: the whole trace.
+	whole := profile.NewBuilder(popts)
+	first, last, any := int64(0), int64(0), false
+	if err := src(func(e *event.Event) {
+		whole.Add(e)
+		if !e.Op.IsData() || !keep(e) {
+			return
+		}
+		if !any || e.Start < first {
+			first = e.Start
+		}
+		if !any || e.End > last {
+			last = e.End
+		}
+		any = true
+	}); err != nil {
+		return nil, err
+	}
+	shape, ok := ShapeOf(whole.Finish())
+	if !ok || !any {
+		return nil, ErrNoIO
+	}
+	res := &Result{Shape: shape, Matches: Rank(shape, exp)}
+
+	// Pass 2: windows, for the mixture and to find phase boundaries.
+	n := opts.Windows
+	if n <= 0 {
+		n = 48
+	}
+	minW := opts.MinWindowNs
+	if minW <= 0 {
+		minW = 100e6
+	}
+	width := max(minW, (last-first)/int64(n)+1)
+	wins, err := windowShapes(src, popts, keep, first, width, exp)
+	if err != nil {
+		return nil, err
+	}
+	res.Mixture = mixture(wins)
+
+	// Pass 3: a profile per phase.
+	res.Phases, err = phases(src, popts, keep, first, width, wins, exp)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Drive != nil {
+		res.Drive = estimate(res, exp, opts.Drive)
+	}
+	return res, nil
+}
+
+// window is one slice of the trace's time.
+type window struct {
+	idx   int
+	shape Shape
+	ok    bool // enough I/O to have a shape
+	best  Match
+	bytes int64
+}
+
+// minWindowIOs is the least I/O a window needs to be classified on its own.
+const minWindowIOs = 16
+
+func windowShapes(src Source, popts profile.Options, keep func(*event.Event) bool, first, width int64, exp []Expected) ([]window, error) {
+	builders := map[int]*profile.Builder{}
+	if err := src(func(e *event.Event) {
+		if !keep(e) {
+			return
+		}
+		i := int(max(0, e.Start-first) / width)
+		b := builders[i]
+		if b == nil {
+			b = profile.NewBuilder(popts)
+			builders[i] = b
+		}
+		b.Add(e)
+	}); err != nil {
+		return nil, err
+	}
+	var out []window
+	for i, b := range builders {
+		w := window{idx: i}
+		if s, ok := ShapeOf(b.Finish()); ok {
+			w.shape, w.bytes = s, s.Bytes
+			if s.IOs >= minWindowIOs {
+				w.ok = true
+				w.best = Rank(s, exp)[0]
+			}
+		}
+		out = append(out, w)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].idx < out[b].idx })
+	return out, nil
+}
+
+func mixture(wins []window) []Share {
+	byID := map[string]*Share{}
+	var bytes int64
+	var time float64
+	for _, w := range wins {
+		if !w.ok {
+			continue
+		}
+		s := byID[w.best.ID]
+		if s == nil {
+			s = &Share{ID: w.best.ID, Name: w.best.Name, Family: w.best.Family}
+			byID[w.best.ID] = s
+		}
+		s.Bytes += w.bytes
+		s.TimeS += w.shape.SpanS
+		bytes += w.bytes
+		time += w.shape.SpanS
+	}
+	out := make([]Share, 0, len(byID))
+	for _, s := range byID {
+		if bytes > 0 {
+			s.BytesShare = round3(float64(s.Bytes) / float64(bytes))
+		}
+		if time > 0 {
+			s.TimeShare = round3(s.TimeS / time)
+		}
+		s.TimeS = round3(s.TimeS)
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].BytesShare != out[j].BytesShare {
+			return out[i].BytesShare > out[j].BytesShare
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// phaseRuns groups consecutive windows by their best family. Windows too
+// quiet to classify join the phase before them; a run of one window
+// between two runs of the same family is absorbed by them.
+func phaseRuns(wins []window) [][2]int {
+	label := make([]string, len(wins))
+	prev := ""
+	for i, w := range wins {
+		if w.ok {
+			prev = w.best.Family
+		}
+		label[i] = prev
+	}
+	for i := range label { // leading quiet windows join the first phase
+		if label[i] != "" {
+			for j := 0; j < i; j++ {
+				label[j] = label[i]
+			}
+			break
+		}
+	}
+	for i := 1; i+1 < len(label); i++ {
+		if label[i] != label[i-1] && label[i-1] == label[i+1] {
+			label[i] = label[i-1]
+		}
+	}
+	var runs [][2]int
+	start := 0
+	for i := 1; i <= len(label); i++ {
+		if i == len(label) || label[i] != label[start] {
+			runs = append(runs, [2]int{wins[start].idx, wins[i-1].idx})
+			start = i
+		}
+	}
+	return runs
+}
+
+func phases(src Source, popts profile.Options, keep func(*event.Event) bool, first, width int64, wins []window, exp []Expected) ([]Phase, error) {
+	runs := phaseRuns(wins)
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	phaseOf := map[int]int{}
+	for p, r := range runs {
+		for i := r[0]; i <= r[1]; i++ {
+			phaseOf[i] = p
+		}
+	}
+	builders := make([]*profile.Builder, len(runs))
+	for i := range builders {
+		builders[i] = profile.NewBuilder(popts)
+	}
+	if err := src(func(e *event.Event) {
+		if !keep(e) {
+			return
+		}
+		w := int(max(0, e.Start-first) / width)
+		p, ok := phaseOf[w]
+		if !ok { // a window with no data I/O: the phase before it
+			p = sort.Search(len(runs), func(k int) bool { return runs[k][0] > w }) - 1
+			p = max(0, p)
+		}
+		builders[p].Add(e)
+	}); err != nil {
+		return nil, err
+	}
+	var out []Phase
+	for p, r := range runs {
+		s, ok := ShapeOf(builders[p].Finish())
+		if !ok {
+			continue
+		}
+		out = append(out, Phase{
+			StartS: round3(float64(int64(r[0])*width) / 1e9),
+			EndS:   round3(float64(int64(r[1]+1)*width) / 1e9),
+			Shape:  s,
+			Best:   Rank(s, exp)[0],
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,117 @@
+package classify
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Dimension is how one aspect of a trace compares with a pattern.
+type Dimension struct {
+	Name       string  `json:"name"`
+	Trace      string  `json:"trace"`
+	Pattern    string  `json:"pattern"`
+	Similarity float64 `json:"similarity"` // 0..1
+	Why        string  `json:"why"`
+}
+
+// Match is a pattern's score against a trace.
+type Match struct {
+	ID         string      `json:"id"`
+	Name       string      `json:"name"`
+	Family     string      `json:"family"`
+	Kind       string      `json:"kind"`
+	Verified   bool        `json:"verified"`
+	Score      float64     `json:"score"`
+	Dimensions []Dimension `json:"dimensions"`
+}
+
+// How far apart is "half as similar" in each dimension, and how much each
+// counts. Size and depth are compared in doublings, the rest as fractions.
+var dims = []struct {
+	name   string
+	half   float64 // distance at which similarity is 0.5
+	weight float64
+}{
+	{"block size", 1, 1},  // one doubling
+	{"queue depth", 1, 1}, // one doubling
+	{"access", 0.3, 1},    // sequential share
+	{"read/write", 0.25, 1},
+	{"gaps", 0.3, 0.5}, // idle share
+}
+
+func similarity(d, half float64) float64 { return math.Exp2(-(d / half) * (d / half)) }
+
+func log2(x float64) float64 { return math.Log2(math.Max(x, 1)) }
+
+// compare scores a trace's shape against a pattern's expected shape.
+func compare(t, p Shape) (float64, []Dimension) {
+	dist := []float64{
+		math.Abs(log2(float64(t.BlockSizeBytes)) - log2(float64(p.BlockSizeBytes))),
+		math.Abs(log2(t.QueueDepth) - log2(p.QueueDepth)),
+		math.Abs(t.SequentialFraction - p.SequentialFraction),
+		math.Abs(t.ReadFraction - p.ReadFraction),
+		math.Abs(t.IdleFraction - p.IdleFraction),
+	}
+	texts := [][2]string{
+		{sizeText(t.BlockSizeBytes), sizeText(p.BlockSizeBytes)},
+		{depthText(t.QueueDepth), depthText(p.QueueDepth)},
+		{accessText(t), accessText(p)},
+		{pct(t.ReadFraction) + " reads", pct(p.ReadFraction) + " reads"},
+		{pct(t.IdleFraction) + " idle", pct(p.IdleFraction) + " idle"},
+	}
+	// The score is the weighted geometric mean of the similarities: one
+	// dimension far off pulls it down however well the others agree.
+	var logSum, total float64
+	out := make([]Dimension, len(dims))
+	for i, d := range dims {
+		s := similarity(dist[i], d.half)
+		logSum += d.weight * math.Log(math.Max(s, 1e-9))
+		total += d.weight
+		out[i] = Dimension{Name: d.name, Trace: texts[i][0], Pattern: texts[i][1], Similarity: round3(s), Why: why(i, dist[i], s)}
+	}
+	return round3(math.Exp(logSum / total)), out
+}
+
+func why(i int, d, s float64) string {
+	switch {
+	case s >= 0.9:
+		return "same"
+	case i <= 1:
+		return fmt.Sprintf("%.1f doublings apart", d)
+	default:
+		return fmt.Sprintf("%.0f points apart", d*100)
+	}
+}
+
+// Rank scores every pattern, best first.
+func Rank(t Shape, patterns []Expected) []Match {
+	out := make([]Match, 0, len(patterns))
+	for _, e := range patterns {
+		score, d := compare(t, e.Shape)
+		p := e.Pattern
+		out = append(out, Match{ID: p.ID, Name: p.Name, Family: p.Family, Kind: p.Kind, Verified: p.Verified, Score: score, Dimensions: d})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+func sizeText(b int64) string {
+	switch {
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", b>>10)
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+func depthText(q float64) string { return fmt.Sprintf("QD %g", q) }
+
+func accessText(s Shape) string {
+	return fmt.Sprintf("%s (%s sequential)", s.Access, pct(s.SequentialFraction))
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+type classifyOptions struct {
+	json      bool
+	writeback string
+	top       int
+	windows   int
+	drive     string
+	driveName string
+	admRead   []float64
+	admWrite  []float64
+}
+
+func newClassifyCommand(g *globals) *cobra.Command {
+	o := &classifyOptions{}
+	c := &cobra.Command{
+		Use:   "classify <trace>",
+		Short: "Say which benchmark pattern a trace resembles, and which benchmark number predicts it",
+		Long: `Classify ranks the pattern catalog ('ioshape patterns') against a trace, with a
+score and a per-dimension explanation (block size, queue depth, access, read/write
+mix, gaps); splits the trace into a mixture of patterns by bytes and by time, and
+into phases; and, given a drive's benchmark results, estimates what the workload
+would see on that drive and which headline number does not apply.`,
+		Example: `  ioshape classify 7k3m9q
+  ioshape classify --adm-read 6300,2100,900,60 --adm-write 5200,1900,800,140 7k3m9q
+  ioshape classify --drive my-ssd.json --json 7k3m9q`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runClassify(g, o, args[0]) },
+	}
+	f := c.Flags()
+	f.BoolVar(&o.json, "json", false, "print the classification as JSON")
+	f.StringVar(&o.writeback, "writeback", "include", "block I/O issued by kernel threads: include or exclude")
+	f.IntVar(&o.top, "top", 5, "matches to show in text")
+	f.IntVar(&o.windows, "windows", 48, "time windows for the mixture and the phases")
+	f.StringVar(&o.drive, "drive", "", `a drive's results as JSON: {"name": "...", "results": {"<pattern id>": MB/s}}`)
+	f.StringVar(&o.driveName, "drive-name", "", "the drive's name, with --adm-read/--adm-write")
+	f.Float64SliceVar(&o.admRead, "adm-read", nil, "AmorphousDiskMark read results, MB/s: SEQ1M QD8,SEQ1M QD1,RND4K QD64,RND4K QD1")
+	f.Float64SliceVar(&o.admWrite, "adm-write", nil, "AmorphousDiskMark write results, MB/s, in the same order")
+	return c
+}
+
+func runClassify(g *globals, o *classifyOptions, arg string) error {
+	popts, err := profileOptions(o.writeback)
+	if err != nil {
+		return err
+	}
+	if o.top < 1 || o.windows < 1 {
+		return usageError{errors.New("--top and --windows must be at least 1")}
+	}
+	opts := classify.Options{ExcludeWriteback: popts.ExcludeWriteback, Windows: o.windows}
+	if opts.Drive, err = driveResults(o); err != nil {
+		return err
+	}
+	st, err := g.store()
+	if err != nil {
+		return err
+	}
+	path, err := st.Resolve(arg)
+	if err != nil {
+		return err
+	}
+	meta, err := tracefile.ReadMeta(path)
+	if err != nil {
+		return err
+	}
+	res, err := classify.Classify(fileSource(path), opts)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return report.WriteClassification(g.stdout, path, meta, res, o.top)
+}
+
+func driveResults(o *classifyOptions) (*classify.DriveResults, error) {
+	switch {
+	case o.drive != "" && (len(o.admRead) > 0 || len(o.admWrite) > 0):
+		return nil, usageError{errors.New("give --drive or --adm-read/--adm-write, not both")}
+	case o.drive != "":
+		f, err := os.Open(o.drive)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		d, err := classify.ReadDriveResults(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", o.drive, err)
+		}
+		return d, nil
+	case len(o.admRead) > 0 || len(o.admWrite) > 0:
+		d, err := classify.ADMResults(o.driveName, o.admRead, o.admWrite)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return d, nil
+	}
+	return nil, nil
+}
+
+// fileSource replays a trace file, once per call.
+func fileSource(path string) classify.Source {
+	return func(emit func(*event.Event)) error {
+		r, err := tracefile.Open(path)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for r.Next() {
+			emit(r.Event())
+		}
+		return r.Err()
+	}
+}

@@ -1,0 +1,80 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// WriteClassification prints a classification for a terminal.
+func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify.Result, top int) error {
+	ew := &errWriter{w: w}
+	name := m.Header.ID
+	if name == "" {
+		name = path
+	}
+	if m.Header.Label != "" {
+		name += fmt.Sprintf(" %q", m.Header.Label)
+	}
+	s := r.Shape
+	ew.printf("Trace %s\n", name)
+	ew.printf("  shape  %s, %s (by bytes), queue depth %s requested / %s at the device, %s reads, %s idle  [%s layer, %s I/Os, %s]\n\n",
+		s.Access, Bytes(s.BlockSizeBytes), Num(s.QueueDepth, 1), Num(s.DeviceQueueDepth, 1), Percent(s.ReadFraction),
+		Percent(s.IdleFraction), s.Layer, Count(s.IOs), Bytes(s.Bytes))
+
+	ew.printf("Best matches\n")
+	for i, m := range r.Matches {
+		if i == top {
+			break
+		}
+		tag := ""
+		if !m.Verified {
+			tag = " (parameters unverified)"
+		}
+		ew.printf("  %d. %-58s score %.2f  [%s]%s\n", i+1, m.Name, m.Score, m.Family, tag)
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		for _, d := range m.Dimensions {
+			fmt.Fprintf(tw, "       %s\t%s\tvs %s\t%.2f\t%s\n", d.Name, d.Trace, d.Pattern, d.Similarity, d.Why)
+		}
+		tw.Flush()
+	}
+	ew.printf("\n")
+
+	if len(r.Mixture) > 0 {
+		ew.printf("Mixture\n")
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  pattern\tbytes\ttime\n")
+		for _, m := range r.Mixture {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", m.Name, Percent(m.BytesShare), Percent(m.TimeShare))
+		}
+		tw.Flush()
+		ew.printf("\n")
+	}
+	if len(r.Phases) > 0 {
+		ew.printf("Phases\n")
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		for _, p := range r.Phases {
+			fmt.Fprintf(tw, "  %s–%s s\t%s, %s, QD %s, %s reads\t→ %s (%.2f)\n", Num(p.StartS, 2), Num(p.EndS, 2), p.Shape.Access,
+				Bytes(p.Shape.BlockSizeBytes), Num(p.Shape.QueueDepth, 1), Percent(p.Shape.ReadFraction), p.Best.Name, p.Best.Score)
+		}
+		tw.Flush()
+		ew.printf("\n")
+	}
+	if d := r.Drive; d != nil {
+		title := "What this means for your drive"
+		if d.Drive != "" {
+			title += " (" + d.Drive + ")"
+		}
+		ew.printf("%s\n", title)
+		for _, c := range d.Components {
+			ew.printf("  %s at %s MB/s (%s, match %.2f): %s\n", Bytes(c.Bytes), Num(c.ResultMBs, 0), c.ResultName, c.ResultMatch, Micros(c.TimeS*1e6))
+		}
+		ew.printf("  estimate: %s MB/s, %s (%s at the drive + %s of gaps); recorded: %s\n",
+			Num(d.ThroughputMBs, 0), Micros(d.DurationS*1e6), Micros(d.DeviceS*1e6), Micros(d.ThinkS*1e6), Micros(d.TraceDurationS*1e6))
+		ew.printf("  %s\n", d.Headline.Note)
+	}
+	return ew.err
+}
