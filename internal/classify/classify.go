@@ -32,7 +32,9 @@ type Result struct {
 	Drive   *DriveEstimate `json:"drive,omitempty"`
 }
 
-// Share is one pattern's part of a trace: of its bytes, and of its time.
+// Share is one pattern family's part of a trace, of its bytes and of its
+// time, named by its best-matching pattern (patterns of one family, such as
+// CrystalDiskMark's and AmorphousDiskMark's SEQ1M QD8, have the same shape).
 type Share struct {
 	ID         string  `json:"id"`
 	Name       string  `json:"name"`
@@ -162,25 +164,25 @@ func windowShapes(src Source, popts profile.Options, keep func(*event.Event) boo
 }
 
 func mixture(wins []window) []Share {
-	byID := map[string]*Share{}
+	byFamily := map[string]*Share{}
 	var bytes int64
 	var time float64
 	for _, w := range wins {
 		if !w.ok {
 			continue
 		}
-		s := byID[w.best.ID]
+		s := byFamily[w.best.Family]
 		if s == nil {
 			s = &Share{ID: w.best.ID, Name: w.best.Name, Family: w.best.Family}
-			byID[w.best.ID] = s
+			byFamily[w.best.Family] = s
 		}
 		s.Bytes += w.bytes
 		s.TimeS += w.shape.SpanS
 		bytes += w.bytes
 		time += w.shape.SpanS
 	}
-	out := make([]Share, 0, len(byID))
-	for _, s := range byID {
+	out := make([]Share, 0, len(byFamily))
+	for _, s := range byFamily {
 		if bytes > 0 {
 			s.BytesShare = round3(float64(s.Bytes) / float64(bytes))
 		}

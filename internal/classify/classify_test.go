@@ -1,7 +1,11 @@
 package classify
 
 import (
+	"math"
+	"strings"
 	"testing"
+
+	"github.com/ioshape/ioshape/internal/event"
 )
 
 func TestCatalogLoads(t *testing.T) {
@@ -39,5 +43,147 @@ func TestExpectedShapes(t *testing.T) {
 		if best := Rank(s, exp)[0]; best.Family != p.Family {
 			t.Errorf("%s ranks %s (%s) first", p.ID, best.ID, best.Family)
 		}
+	}
+}
+
+func patternByID(t *testing.T, id string) *Pattern {
+	t.Helper()
+	pats, _ := Catalog()
+	for i := range pats {
+		if pats[i].ID == id {
+			return &pats[i]
+		}
+	}
+	t.Fatalf("no pattern %s", id)
+	return nil
+}
+
+// sliceSource replays events kept in memory.
+func sliceSource(evs []event.Event) Source {
+	return func(emit func(*event.Event)) error {
+		for i := range evs {
+			e := evs[i]
+			emit(&e)
+		}
+		return nil
+	}
+}
+
+// twoPhases is an "app launch": small random reads, then a large
+// sequential stream, back to back.
+func twoPhases(t *testing.T) []event.Event {
+	a := Generate(patternByID(t, "cdm-rnd4k-q1t1-read"))
+	b := Generate(patternByID(t, "cdm-seq1m-q8t1-read"))
+	var end int64
+	for _, e := range a {
+		end = max(end, e.End)
+	}
+	for i := range b {
+		b[i].Start += end
+		b[i].End += end
+		b[i].Dispatch += end
+	}
+	return append(a, b...)
+}
+
+func TestClassifyKnownPattern(t *testing.T) {
+	res, err := Classify(sliceSource(Generate(patternByID(t, "real-fcp-scrub"))), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Matches[0].ID != "real-fcp-scrub" || res.Matches[0].Score < 0.95 {
+		t.Fatalf("best %s %.2f", res.Matches[0].ID, res.Matches[0].Score)
+	}
+	if len(res.Phases) != 1 || len(res.Mixture) != 1 || res.Mixture[0].BytesShare != 1 {
+		t.Errorf("one pattern should be one phase and all of the mixture: %+v %+v", res.Phases, res.Mixture)
+	}
+	for _, d := range res.Matches[0].Dimensions {
+		if d.Similarity < 0.9 || d.Why != "same" {
+			t.Errorf("dimension %+v", d)
+		}
+	}
+}
+
+func TestClassifyPhasesAndMixture(t *testing.T) {
+	res, err := Classify(sliceSource(twoPhases(t)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Phases) != 2 {
+		t.Fatalf("phases: %+v", res.Phases)
+	}
+	if res.Phases[0].Best.Family != "rnd4k-q1" || res.Phases[1].Best.Family != "seq1m-q8" {
+		t.Errorf("phase families %s, %s", res.Phases[0].Best.Family, res.Phases[1].Best.Family)
+	}
+	if res.Phases[0].EndS > res.Phases[1].StartS+1e-9 {
+		t.Errorf("phases overlap: %+v", res.Phases)
+	}
+	// By bytes the stream dominates (1 MiB vs 4 KiB I/Os, equal counts);
+	// by time the small random reads take a fair share.
+	shares := map[string]Share{}
+	for _, s := range res.Mixture {
+		shares[s.Family] = s
+	}
+	rnd, seq := shares["rnd4k-q1"], shares["seq1m-q8"]
+	if seq.BytesShare < 0.95 || rnd.BytesShare > 0.05 {
+		t.Errorf("bytes shares: random %v, sequential %v", rnd.BytesShare, seq.BytesShare)
+	}
+	if rnd.TimeShare < 0.15 || rnd.TimeShare+seq.TimeShare < 0.99 {
+		t.Errorf("time shares: random %v, sequential %v", rnd.TimeShare, seq.TimeShare)
+	}
+}
+
+func TestScoreDimensions(t *testing.T) {
+	base := Shape{Access: "random", BlockSizeBytes: 4096, QueueDepth: 1, ReadFraction: 1}
+	same, _ := compare(base, base)
+	if same != 1 {
+		t.Fatalf("identical shapes score %v", same)
+	}
+	for _, c := range []struct {
+		name  string
+		other Shape
+		dim   int
+		want  float64
+	}{
+		{"one size doubling", Shape{BlockSizeBytes: 8192, QueueDepth: 1, ReadFraction: 1}, 0, 0.5},
+		{"two depth doublings", Shape{BlockSizeBytes: 4096, QueueDepth: 4, ReadFraction: 1}, 1, 1.0 / 16},
+		{"all writes", Shape{BlockSizeBytes: 4096, QueueDepth: 1, ReadFraction: 0}, 3, 1.0 / 65536},
+	} {
+		score, d := compare(base, c.other)
+		if math.Abs(d[c.dim].Similarity-c.want) > 0.001 || score >= 1 {
+			t.Errorf("%s: similarity %v (want %v), score %v", c.name, d[c.dim].Similarity, c.want, score)
+		}
+	}
+}
+
+func TestDriveEstimate(t *testing.T) {
+	d, err := ADMResults("test SSD", []float64{6000, 2000, 900, 50}, []float64{5000, 1800, 800, 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Classify(sliceSource(Generate(patternByID(t, "cdm-rnd4k-q1t1-read"))), Options{Drive: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Drive
+	if e.Headline.ID != "adm-seq1m-qd8-read" || e.Headline.Applies {
+		t.Errorf("headline %+v", e.Headline)
+	}
+	// All bytes at the drive's RND4K QD1 read rate.
+	if len(e.Components) != 1 || e.Components[0].ResultID != "adm-rnd4k-qd1-read" {
+		t.Fatalf("components %+v", e.Components)
+	}
+	want := float64(res.Shape.Bytes) / 50e6
+	if math.Abs(e.DeviceS-want) > 0.002 || e.ThroughputMBs > 50 {
+		t.Errorf("device time %v, want %v; throughput %v", e.DeviceS, want, e.ThroughputMBs)
+	}
+	if !strings.Contains(e.Headline.Note, "does not apply") {
+		t.Errorf("note %q", e.Headline.Note)
+	}
+	if _, err := ADMResults("", []float64{1, 2}, nil); err == nil {
+		t.Error("three numbers accepted")
+	}
+	if _, err := ReadDriveResults(strings.NewReader(`{"results": {"no-such-pattern": 5}}`)); err == nil {
+		t.Error("unknown pattern accepted")
 	}
 }

@@ -12,6 +12,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // A real recording (testdata/traces/cp-cat-dd.iotrace: cp, cat and two dd
 // runs, recorded with bpftrace 0.17 on Linux 6.18) shown as text and JSON.
+// The same trace classified, as text and JSON.
 func TestShowGolden(t *testing.T) {
 	trace := filepath.Join("..", "..", "testdata", "traces", "cp-cat-dd.iotrace")
 	for _, c := range []struct {
@@ -21,6 +22,8 @@ func TestShowGolden(t *testing.T) {
 		{"show-cp-cat-dd.txt", []string{"show", trace}},
 		{"show-cp-cat-dd.json", []string{"show", "--json", trace}},
 		{"show-cp-cat-dd-nowriteback.json", []string{"show", "--json", "--writeback", "exclude", trace}},
+		{"classify-cp-cat-dd.txt", []string{"classify", "--adm-read", "3000,1500,800,50", "--adm-write", "2500,1400,700,120", "--drive-name", "example SSD", trace}},
+		{"classify-cp-cat-dd.json", []string{"classify", "--json", "--adm-read", "3000,1500,800,50", trace}},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
 			r := ioshape(t, []string{"TZ=UTC"}, append([]string{"--store", t.TempDir()}, c.args...)...)
