@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what ioshape needs, builds it, records a real workload — copying a
 # file with cp, then reading it back in 4 KiB random reads with fio — and
-# prints its profile. Run as root: sudo bash scripts/demo.sh
+# prints its profile and which benchmark pattern it resembles. Run as root: sudo bash scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,5 +32,7 @@ id=$(bin/ioshape record --cold --label "demo $(date +%H:%M:%S)" -- /bin/sh -c "
   fio --name=scrub --filename='$work/video.mov' --rw=randread --bs=4k --direct=1 \
       --runtime=3 --time_based --output=/dev/null" | cut -d' ' -f1)
 bin/ioshape show "$id"
+echo
+bin/ioshape classify --top 3 "$id"
 echo
 bin/ioshape ls
