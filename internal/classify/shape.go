@@ -26,11 +26,16 @@ type Shape struct {
 	IOs          int64   `json:"ios"`
 	Bytes        int64   `json:"bytes"`
 	SpanS        float64 `json:"span_s"`
-	// Layer is the layer sizes and access come from: the block layer when
-	// the drive saw a fair share of what was asked for, else the syscall
-	// layer (the page cache absorbed the I/O).
+	// Layer is the layer sizes and access come from. A benchmark's
+	// parameters are what it asks for, so this is the syscall layer, unless
+	// that view says little about the drive: the requests are giant (a
+	// copy_file_range of a whole file) or the page cache absorbed them (the
+	// drive saw under a quarter of the bytes). Then it is the block layer.
 	Layer string `json:"layer"`
 }
+
+// maxRequestBytes: larger "requests" are whole-file copies, not I/O sizes.
+const maxRequestBytes = 16 << 20
 
 // ShapeOf reads a profile's shape.
 func ShapeOf(p *profile.Profile) (Shape, bool) {
@@ -40,8 +45,11 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 		return Shape{}, false
 	}
 	l, name := sys, "syscall"
-	if data(blk) && blk.IOs >= 8 && (!data(sys) || 4*(blk.ReadBytes+blk.WriteBytes) >= sys.ReadBytes+sys.WriteBytes) {
-		l, name = blk, "block"
+	if data(blk) && blk.IOs >= 8 {
+		sysBytes, blkBytes := sys.ReadBytes+sys.WriteBytes, blk.ReadBytes+blk.WriteBytes
+		if !data(sys) || sys.SizeBytes.P50ByBytes > maxRequestBytes || 4*blkBytes < sysBytes {
+			l, name = blk, "block"
+		}
 	}
 	s := Shape{
 		Layer: name, IOs: l.IOs, Bytes: l.ReadBytes + l.WriteBytes, SpanS: l.SpanS,

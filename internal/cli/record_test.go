@@ -109,8 +109,10 @@ func checkAccounted(t *testing.T, s *report.Show) {
 	}
 }
 
-// checkNoLoss is for moderate-rate workloads: nothing unparsed, and at
-// most a stray skipped probe (reported) out of the whole recording.
+// checkNoLoss checks the recording is complete and readable. Losses are
+// allowed (the kernel skips block completions that interrupt another BPF
+// program, and a writeback burst can lose a good share), but they must be
+// reported; tests that count block I/O allow for them.
 func checkNoLoss(t *testing.T, s *report.Show) {
 	t.Helper()
 	if s.Trace.ParseErrors != 0 || !s.Trace.Complete {
@@ -118,8 +120,8 @@ func checkNoLoss(t *testing.T, s *report.Show) {
 	}
 	if lost := s.Trace.LostEvents; lost > 0 {
 		t.Logf("lost %d of %d events, reported as such", lost, s.Trace.Events)
-		if lost*100 > s.Trace.Events {
-			t.Errorf("lost %d of %d events: more than 1%% at a moderate I/O rate", lost, s.Trace.Events)
+		if lost != s.Trace.TracerLostEvents+s.Trace.MapOverflows+s.Trace.ProbeMisses {
+			t.Errorf("lost events %d do not add up: %+v", lost, s.Trace)
 		}
 	}
 }
@@ -355,8 +357,8 @@ func TestRecordPidFollowsChildren(t *testing.T) {
 		t.Fatalf("syscall layer: %+v; want dd's 64 writes of 64 KiB", s.Syscall)
 	}
 	// At the block layer a write may merge with a neighbour, so bytes, not
-	// requests, are what must agree.
-	if s.Block == nil || s.Block.WriteBytes < 60*64<<10 || s.Block.SizeBytes.P50 != 64<<10 {
+	// requests, are what must agree, less any reported as lost.
+	if s.Block == nil || s.Block.WriteBytes+s.Trace.LostEvents*64<<10 < 60*64<<10 || s.Block.SizeBytes.P50 != 64<<10 {
 		t.Fatalf("block layer: %+v; want about 4 MiB of direct 64 KiB writes", s.Block)
 	}
 }
@@ -409,8 +411,8 @@ func TestRecordAllWithDuration(t *testing.T) {
 			ddBlock += p.BlockWriteBytes
 		}
 	}
-	if ddBlock != 20*256<<10 {
-		t.Errorf("dd's block writes: %d bytes; want %d", ddBlock, 20*256<<10)
+	if ddBlock > 20*256<<10 || ddBlock+s.Trace.LostEvents*256<<10 < 20*256<<10 {
+		t.Errorf("dd's block writes: %d bytes; want %d (less what was reported lost: %d events)", ddBlock, 20*256<<10, s.Trace.LostEvents)
 	}
 }
 
