@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/profile"
 )
 
 func TestCatalogLoads(t *testing.T) {
@@ -185,5 +186,26 @@ func TestDriveEstimate(t *testing.T) {
 	}
 	if _, err := ReadDriveResults(strings.NewReader(`{"results": {"no-such-pattern": 5}}`)); err == nil {
 		t.Error("unknown pattern accepted")
+	}
+}
+
+// One layer alone (a window with only writeback, or only cached reads)
+// still has a shape.
+func TestShapeOneLayer(t *testing.T) {
+	evs := Generate(patternByID(t, "cdm-seq1m-q1t1-write"))
+	for _, layer := range []event.Layer{event.Block, event.Syscall} {
+		b := profile.NewBuilder(profile.Options{})
+		for i := range evs {
+			if evs[i].Layer == layer {
+				b.Add(&evs[i])
+			}
+		}
+		s, ok := ShapeOf(b.Finish())
+		if !ok || s.Layer != layer.String() || s.BlockSizeBytes != 1<<20 {
+			t.Errorf("%s only: %+v", layer, s)
+		}
+	}
+	if _, ok := ShapeOf(profile.NewBuilder(profile.Options{}).Finish()); ok {
+		t.Error("empty profile has a shape")
 	}
 }

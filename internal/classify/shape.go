@@ -45,9 +45,12 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 		return Shape{}, false
 	}
 	l, name := sys, "syscall"
-	if data(blk) && blk.IOs >= 8 {
+	switch {
+	case !data(sys):
+		l, name = blk, "block"
+	case data(blk) && blk.IOs >= 8:
 		sysBytes, blkBytes := sys.ReadBytes+sys.WriteBytes, blk.ReadBytes+blk.WriteBytes
-		if !data(sys) || sys.SizeBytes.P50ByBytes > maxRequestBytes || 4*blkBytes < sysBytes {
+		if sys.SizeBytes.P50ByBytes > maxRequestBytes || 4*blkBytes < sysBytes {
 			l, name = blk, "block"
 		}
 	}

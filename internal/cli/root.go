@@ -60,7 +60,17 @@ application asked for) and the block layer (what the drive saw), and profiles it
 }
 
 // Main runs ioshape with args and returns the exit status.
-func Main(args []string, stdin *os.File, stdout, stderr io.Writer) int {
+func Main(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
+	// A bug must not greet the user with a stack trace; IOSHAPE_DEBUG=1
+	// keeps it for whoever fixes the bug.
+	if os.Getenv("IOSHAPE_DEBUG") == "" {
+		defer func() {
+			if r := recover(); r != nil {
+				fmt.Fprintf(stderr, "ioshape: internal error: %v (please report it; IOSHAPE_DEBUG=1 shows where)\n", r)
+				status = 3
+			}
+		}()
+	}
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(g)
 	root.SetArgs(args)
