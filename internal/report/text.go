@@ -53,7 +53,11 @@ func writeHeader(w *errWriter, s *Show) {
 		name += fmt.Sprintf(" %q", t.Label)
 	}
 	w.printf("Trace %s\n", name)
-	w.printf("  recorded  %s on %s (%s), %s\n", t.Start.Local().Format(time.DateTime), t.Host, kernelText(t.Kernel), backendText(t))
+	if t.Host != "" {
+		w.printf("  recorded  %s on %s (%s), %s\n", t.Start.Local().Format(time.DateTime), t.Host, kernelText(t.Kernel), backendText(t))
+	} else {
+		w.printf("  recorded  %s, %s\n", t.Start.Local().Format(time.DateTime), backendText(t))
+	}
 	w.printf("  target    %s\n", targetText(t))
 	status := fmt.Sprintf("%s, %s events", Micros(t.DurationS*1e6), Count(t.Events))
 	if t.EndReason != "" {
@@ -109,6 +113,8 @@ func targetText(t TraceInfo) string {
 		s = fmt.Sprintf("pids %v and processes named %s", tg.Pids, strings.Join(tg.Names, ", "))
 	case "all":
 		s = "the whole system"
+	case "import":
+		s = "imported from " + strings.Join(tg.Command, " ")
 	default:
 		s = tg.Mode
 	}

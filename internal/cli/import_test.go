@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The real fs_usage capture from ../shared/samples imports as exactly its 24
+// disk I/Os on four APFS devices; the 12 writes to /dev/NOTFOUND and the
+// 1,156 other lines are skipped and counted.
+func TestImportFsUsageSample(t *testing.T) {
+	sample := filepath.Join("..", "..", "..", "shared", "samples", "macos_fs_usage_apfs_desktop.log")
+	if _, err := os.Stat(sample); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("sample missing: %v", err)
+		}
+		t.Skipf("sample missing: %v", err)
+	}
+	store := t.TempDir()
+	r := ioshape(t, nil, "--store", store, "import", "--label", "mac", sample)
+	if r.code != 0 {
+		t.Fatalf("import: %s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "imported 24 events") || !strings.Contains(r.stderr, "1,168 lines skipped") || !strings.Contains(r.stderr, "0 malformed") {
+		t.Errorf("import said %q", r.stderr)
+	}
+	s := showJSON(t, store, "mac")
+	if s.Block == nil || s.Block.IOs != 24 || s.Block.Reads != 24 || s.Syscall != nil || s.Trace.Events != 24 {
+		t.Fatalf("block %+v, syscall %+v", s.Block, s.Syscall)
+	}
+	var names []string
+	for _, d := range s.Devices {
+		names = append(names, d.Device)
+	}
+	if got := strings.Join(names, ","); got != "disk3s5,disk3s1s1,disk3,disk3s2" {
+		t.Errorf("devices %s", got)
+	}
+	if !strings.Contains(s.Trace.Backend, "fs_usage") || len(s.Trace.Fidelity) == 0 {
+		t.Errorf("backend %q, fidelity %v", s.Trace.Backend, s.Trace.Fidelity)
+	}
+	if c := ioshape(t, nil, "--store", store, "classify", "mac"); c.code != 0 {
+		t.Errorf("classify an imported trace: %s", c.stderr)
+	}
+}
+
+// Raw output of ioshape's bpftrace script (record --raw-output) imports too.
+func TestImportBpftraceRaw(t *testing.T) {
+	store := t.TempDir()
+	r := ioshape(t, nil, "--store", store, "import", filepath.Join("..", "parse", "testdata", "bpftrace-cp-cat-dd.txt"))
+	if r.code != 0 {
+		t.Fatalf("import: %s", r.stderr)
+	}
+	golden, _ := os.ReadFile(filepath.Join("..", "parse", "testdata", "bpftrace-cp-cat-dd.golden"))
+	want := strings.Count(string(golden), "\nevent ")
+	id := strings.Fields(r.stdout)[0]
+	if s := showJSON(t, store, id); s.Trace.Events != int64(want) || s.Block == nil || s.Syscall == nil {
+		t.Errorf("imported %d events, want %d", s.Trace.Events, want)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o644)
+		return p
+	}
+	noDisk := write("syscalls.txt", "17:24:16.586007  ioctl             F=38  <CMD=0x4004667a>     0.000009   Code Helper.11507\n")
+	junk := write("junk.txt", "hello\nworld\n")
+	bad := write("bad.txt", "17:24:17.532370    RdData[ST2]     D=0x009761a9  B=0x4000   /dev/disk3s5  /x   0.000745 W a.1\n"+
+		"17:24:17.532371    RdData[ST2]     D=0xnothex  B=0x4000   /dev/disk3s5  /x   0.000745 W a.1\n")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"import", noDisk}, 1, "no disk I/O found (1 lines skipped)"},
+		{[]string{"import", junk}, 1, "not a format ioshape imports"},
+		{[]string{"import", filepath.Join(dir, "missing")}, 1, "no such file"},
+		{[]string{"import", "--format", "pcap", junk}, 2, `unknown format "pcap"`},
+	} {
+		r := ioshape(t, nil, append([]string{"--store", dir}, c.args...)...)
+		if r.code != c.code || !strings.Contains(singleLine(t, r.stderr), c.want) {
+			t.Errorf("%v: %d %q; want %d %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+	r := ioshape(t, nil, "--store", dir, "import", bad)
+	if r.code != 0 || !strings.Contains(r.stderr, "1 malformed") || !strings.Contains(r.stderr, "bad.txt:2: bad D= block number") {
+		t.Errorf("malformed line not reported with its number: %q", r.stderr)
+	}
+}

@@ -1,0 +1,291 @@
+package parse
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// FsUsageReader reads the disk I/O lines of macOS `fs_usage -w` output
+// (system_cmds fs_usage.c; ../shared/reference/tracing.md §5):
+//
+//	17:24:17.532370    RdData[ST2]     D=0x009761a9  B=0x4000   /dev/disk3s5  /private/var/log/wifi.log    0.000745 W airportd.2578587
+//
+// The time is the completion's wall-clock time; the elapsed time before the
+// command is completion minus issue; D= is the device block number; B= the
+// bytes transferred; the path may be empty or hold spaces; the last field is
+// the issuing thread's command (at most 16 characters, possibly with spaces)
+// and thread ID. Lines that are not disk I/O (system calls, page-ins, and
+// I/O to /dev/NOTFOUND, which is not a disk) come back as KindSkip.
+type FsUsageReader struct {
+	sc        *bufio.Scanner
+	file      string
+	line      int
+	blockSize int64
+	rec       Record
+	err       error
+
+	first   int64 // the first line's time of day, ns
+	last    int64 // the previous line's, for a midnight wrap
+	dayNs   int64 // days added after wraps
+	started bool
+	devs    map[string]event.Dev
+	names   []string
+	comms   map[string]uint32
+}
+
+// KindSkip is a line that is well formed but not disk I/O.
+const KindSkip Kind = 100
+
+// NewFsUsageReader reads r. blockSize converts D= block numbers to byte
+// offsets (fs_usage prints device blocks, whose size it does not say).
+func NewFsUsageReader(r io.Reader, file string, blockSize int64) *FsUsageReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	if blockSize <= 0 {
+		blockSize = 4096
+	}
+	return &FsUsageReader{sc: sc, file: file, blockSize: blockSize, devs: map[string]event.Dev{}, comms: map[string]uint32{}}
+}
+
+// Devices names the device numbers the reader assigned, in order: device
+// i+1 is /dev/Devices()[i].
+func (r *FsUsageReader) Devices() []string { return r.names }
+
+// Scan reads the next line. Blank lines are skipped.
+func (r *FsUsageReader) Scan() bool {
+	for r.sc.Scan() {
+		r.line++
+		b := r.sc.Bytes()
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		r.rec = Record{}
+		if msg := r.parseLine(string(b)); msg != "" {
+			r.rec = Record{Kind: KindError, Err: &SyntaxError{File: r.file, Line: r.line, Msg: msg}}
+		}
+		return true
+	}
+	r.err = r.sc.Err()
+	return false
+}
+
+// Record returns the record read by the last Scan.
+func (r *FsUsageReader) Record() *Record { return &r.rec }
+
+// Err returns the first error of the underlying reader.
+func (r *FsUsageReader) Err() error { return r.err }
+
+// diskOps are fs_usage's disk I/O names (diskio_print), CoreStorage too.
+var diskOps = map[string]event.Op{
+	"RdData": event.Read, "WrData": event.Write, "RdMeta": event.Read, "WrMeta": event.Write,
+	"PgIn": event.Read, "PgOut": event.Write,
+	"RdChunkCS": event.Read, "WrChunkCS": event.Write, "RdMetaCS": event.Read, "WrMetaCS": event.Write,
+	"RdBgTfCS": event.Read, "WrBgTfCS": event.Write, "RdBgMigrCS": event.Read, "WrBgMigrCS": event.Write,
+}
+
+func (r *FsUsageReader) parseLine(s string) string {
+	if strings.Contains(s, "buffer overrun") { // "fs_usage: buffer overrun, events generated too quickly"
+		r.rec = Record{Kind: KindLost, N: 1, Text: s}
+		return ""
+	}
+	ts, rest, ok := strings.Cut(strings.TrimLeft(s, " "), " ")
+	if !ok {
+		return "no time field"
+	}
+	completion, err := timeOfDay(ts)
+	if err != nil {
+		return err.Error()
+	}
+	rest = strings.TrimLeft(rest, " ")
+	name, rest, _ := strings.Cut(rest, " ")
+	opName, flags, _ := strings.Cut(name, "[")
+	op, isDisk := diskOps[opName]
+	if !isDisk || !strings.Contains(rest, "D=0x") {
+		r.rec = Record{Kind: KindSkip}
+		return ""
+	}
+	e := &r.rec.Event
+	*e = event.Event{Layer: event.Block, Op: op}
+	e.Flags = fsUsageFlags(strings.TrimSuffix(flags, "]"))
+	if strings.HasPrefix(opName, "RdMeta") || strings.HasPrefix(opName, "WrMeta") {
+		e.Flags |= event.FlagMeta
+	}
+
+	// D=0x<block> then either B=0x<bytes> /dev/<name> <path>, or [errno].
+	rest = strings.TrimLeft(rest, " ")
+	dfield, rest, _ := strings.Cut(rest, " ")
+	blk, err := strconv.ParseUint(strings.TrimPrefix(dfield, "D=0x"), 16, 64)
+	if err != nil || !strings.HasPrefix(dfield, "D=0x") {
+		return "bad D= block number"
+	}
+	// The tail, from the right: elapsed time, an optional W, command.thread.
+	fields := strings.Fields(rest)
+	el := -1
+	for i := len(fields) - 1; i >= 0; i-- {
+		if isElapsed(fields[i]) {
+			el = i
+			break
+		}
+	}
+	if el < 0 {
+		return "no elapsed time"
+	}
+	elapsed, _ := strconv.ParseFloat(fields[el], 64)
+	cmdStart := el + 1
+	if cmdStart < len(fields) && fields[cmdStart] == "W" {
+		cmdStart++
+	}
+	comm, tid := splitCommand(strings.Join(fields[cmdStart:], " "))
+	body := fields[:el]
+	if len(body) > 0 && strings.HasPrefix(body[0], "[") { // the error form: D=0x...  [  5]
+		errno, err := strconv.Atoi(strings.Trim(strings.Join(body, ""), "[] "))
+		if err != nil {
+			return "bad error field"
+		}
+		e.Errno = int32(errno)
+	} else {
+		if len(body) < 2 || !strings.HasPrefix(body[0], "B=0x") || !strings.HasPrefix(body[1], "/dev/") {
+			return "expected B=0x<bytes> /dev/<disk>"
+		}
+		size, err := strconv.ParseUint(strings.TrimPrefix(body[0], "B=0x"), 16, 64)
+		if err != nil {
+			return "bad B= byte count"
+		}
+		disk := strings.TrimPrefix(body[1], "/dev/")
+		if disk == "NOTFOUND" { // fs_usage found no disk with this device number
+			r.rec = Record{Kind: KindSkip}
+			return ""
+		}
+		e.Dev = r.device(disk)
+		e.Size, e.Bytes = int64(size), int64(size)
+	}
+	end := r.clock(completion)
+	e.End = end
+	e.Start = end - int64(elapsed*1e9+0.5)
+	e.Offset = int64(blk) * r.blockSize
+	e.Tid = tid
+	e.Pid = r.pseudoPid(comm)
+	e.Comm = comm
+	r.rec.Kind = KindEvent
+	return ""
+}
+
+// fsUsageFlags reads the bracket: A async or S sync, N no-cache, T<n>
+// tier, U upgraded, P passive.
+func fsUsageFlags(s string) event.Flags {
+	var f event.Flags
+	for _, c := range s {
+		switch c {
+		case 'A':
+			f |= event.FlagAsync
+		case 'S':
+			f |= event.FlagSync
+		case 'N':
+			f |= event.FlagDirect
+		}
+	}
+	return f
+}
+
+func isElapsed(s string) bool {
+	i := strings.IndexByte(s, '.')
+	if i < 1 || len(s)-i-1 != 6 {
+		return false
+	}
+	for j, c := range s {
+		if j != i && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// splitCommand splits "command.threadID" at the last dot. A line cut short
+// may have no thread ID.
+func splitCommand(s string) (string, uint32) {
+	i := strings.LastIndexByte(s, '.')
+	if i < 0 {
+		return s, 0
+	}
+	tid, err := strconv.ParseUint(s[i+1:], 10, 32)
+	if err != nil {
+		return s[:i], 0
+	}
+	return s[:i], uint32(tid)
+}
+
+// timeOfDay parses HH:MM:SS[.ffffff] into ns since midnight.
+func timeOfDay(s string) (int64, error) {
+	hms, frac, _ := strings.Cut(s, ".")
+	parts := strings.Split(hms, ":")
+	if len(parts) != 3 {
+		return 0, fmt.Errorf("bad time %q", s)
+	}
+	var v [3]int64
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 59 || len(p) != 2 {
+			return 0, fmt.Errorf("bad time %q", s)
+		}
+		v[i] = int64(n)
+	}
+	ns := (v[0]*3600 + v[1]*60 + v[2]) * 1e9
+	if frac != "" {
+		if len(frac) > 9 {
+			return 0, fmt.Errorf("bad time %q", s)
+		}
+		f, err := strconv.Atoi(frac)
+		if err != nil {
+			return 0, fmt.Errorf("bad time %q", s)
+		}
+		for k := len(frac); k < 9; k++ {
+			f *= 10
+		}
+		ns += int64(f)
+	}
+	return ns, nil
+}
+
+// clock turns a time of day into ns since the first line, across midnight.
+func (r *FsUsageReader) clock(tod int64) int64 {
+	const day = 24 * 3600 * int64(1e9)
+	if !r.started {
+		r.first, r.last, r.started = tod, tod, true
+	}
+	if tod+day/2 < r.last { // went backwards by over 12 hours: a new day
+		r.dayNs += day
+	}
+	r.last = tod
+	return tod + r.dayNs - r.first
+}
+
+// FirstTimeOfDay is the first disk I/O line's time, ns after midnight.
+func (r *FsUsageReader) FirstTimeOfDay() int64 { return r.first }
+
+// device numbers disks in order of appearance: fs_usage prints names only.
+func (r *FsUsageReader) device(name string) event.Dev {
+	if d, ok := r.devs[name]; ok {
+		return d
+	}
+	r.names = append(r.names, name)
+	d := event.Dev{Major: 0, Minor: uint32(len(r.names))}
+	r.devs[name] = d
+	return d
+}
+
+// pseudoPid numbers commands: fs_usage prints a thread ID, not a process
+// ID, so processes are grouped by name.
+func (r *FsUsageReader) pseudoPid(comm string) uint32 {
+	if p, ok := r.comms[comm]; ok {
+		return p
+	}
+	p := uint32(len(r.comms) + 1)
+	r.comms[comm] = p
+	return p
+}
