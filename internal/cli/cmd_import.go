@@ -93,15 +93,9 @@ func runImport(g *globals, o *importOptions, file string) error {
 		return usageError{fmt.Errorf("unknown format %q (auto, fs_usage, bpftrace)", o.format)}
 	}
 
-	id, path := "", o.output
-	if path == "" {
-		s, err := g.store()
-		if err != nil {
-			return err
-		}
-		if id, path, err = s.NewPath(); err != nil {
-			return err
-		}
+	id, path, err := g.newTracePath(o.output)
+	if err != nil {
+		return err
 	}
 	// Where and when the capture was made is not in it: the file's
 	// modification time stands in for the date.
@@ -155,11 +149,7 @@ func runImport(g *globals, o *importOptions, file string) error {
 	for _, w := range stats.warnings {
 		fmt.Fprintf(g.stderr, "warning: %s\n", w)
 	}
-	if id != "" {
-		fmt.Fprintf(g.stdout, "%s %s\n", id, path)
-	} else {
-		fmt.Fprintln(g.stdout, path)
-	}
+	g.printTracePath(id, path)
 	return nil
 }
 

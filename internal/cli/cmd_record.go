@@ -113,15 +113,9 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 		return err
 	}
 
-	id, path := "", o.output
-	if path == "" {
-		st, err := g.store()
-		if err != nil {
-			return err
-		}
-		if id, path, err = st.NewPath(); err != nil {
-			return err
-		}
+	id, path, err := g.newTracePath(o.output)
+	if err != nil {
+		return err
 	}
 	header := newHeader(id, o.label, target, sess)
 	w, err := tracefile.Create(path, header)
@@ -174,11 +168,7 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 	for _, w := range res.Warnings {
 		fmt.Fprintf(g.stderr, "warning: %s\n", w)
 	}
-	if id != "" {
-		fmt.Fprintf(g.stdout, "%s %s\n", id, path)
-	} else {
-		fmt.Fprintln(g.stdout, path)
-	}
+	g.printTracePath(id, path)
 	return nil
 }
 

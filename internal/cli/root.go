@@ -39,6 +39,28 @@ func (g *globals) store() (*store.Store, error) {
 	return store.Open(dir), nil
 }
 
+// newTracePath is where a new trace goes: the file the user named with -o,
+// or a fresh ID in the store.
+func (g *globals) newTracePath(output string) (id, path string, err error) {
+	if output != "" {
+		return "", output, nil
+	}
+	st, err := g.store()
+	if err != nil {
+		return "", "", err
+	}
+	return st.NewPath()
+}
+
+// printTracePath tells scripts where a new trace is: "ID PATH", or the path.
+func (g *globals) printTracePath(id, path string) {
+	if id != "" {
+		fmt.Fprintf(g.stdout, "%s %s\n", id, path)
+	} else {
+		fmt.Fprintln(g.stdout, path)
+	}
+}
+
 // usageError marks errors in how a command was called (exit status 2).
 type usageError struct{ error }
 
