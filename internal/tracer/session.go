@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -89,6 +88,7 @@ type Session struct {
 	script         Script
 	backendVersion string
 	seeds          []int
+	command        []string // the target command with its executable resolved
 }
 
 // Prepare checks everything that can be checked before recording — root,
@@ -130,9 +130,11 @@ func Prepare(cfg Config) (*Session, error) {
 		s.seeds = append(s.seeds, pids...)
 	}
 	if len(t.Command) > 0 {
-		if _, err := lookPathAs(t.Command[0]); err != nil {
+		p, err := resolveCommand(t.Command[0])
+		if err != nil {
 			return nil, fmt.Errorf("cannot run %s: %v", t.Command[0], err)
 		}
+		s.command = append([]string{p}, t.Command[1:]...)
 	}
 	sc, err := renderBpftrace(t, s.seeds, os.Getpid())
 	if err != nil {
@@ -145,7 +147,8 @@ func Prepare(cfg Config) (*Session, error) {
 	return s, nil
 }
 
-func lookPathAs(name string) (string, error) {
+// resolveCommand finds the executable a command names, as a shell would.
+func resolveCommand(name string) (string, error) {
 	if strings.Contains(name, "/") {
 		st, err := os.Stat(name)
 		if err != nil {
@@ -545,8 +548,8 @@ func (st *runState) checkTargets(stop func(string)) {
 func (s *Session) helperSpec() (string, error) {
 	t := s.cfg.Target
 	spec := helperSpec{Detach: t.Launch}
-	if len(t.Command) > 0 {
-		spec.Argv = t.Command
+	if len(s.command) > 0 {
+		spec.Argv = s.command
 		dir, err := os.Getwd()
 		if err != nil {
 			dir = "/"
@@ -565,11 +568,6 @@ func (s *Session) helperSpec() (string, error) {
 		spec.Env = env
 		if u := s.cfg.RunAs; u.Set {
 			spec.UID, spec.GID, spec.Groups, spec.SetID = u.UID, u.GID, u.Groups, true
-		}
-		if !filepath.IsAbs(t.Command[0]) && !strings.Contains(t.Command[0], "/") {
-			if p, err := exec.LookPath(t.Command[0]); err == nil {
-				spec.Argv = append([]string{p}, t.Command[1:]...)
-			}
 		}
 	}
 	b, err := json.Marshal(spec)
