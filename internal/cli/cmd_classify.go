@@ -77,7 +77,7 @@ func runClassify(g *globals, o *classifyOptions, arg string) error {
 	if err != nil {
 		return err
 	}
-	res, err := classify.Classify(fileSource(path), opts)
+	res, err := classify.Classify(fileSource(g, path), opts)
 	if err != nil {
 		return err
 	}
@@ -114,14 +114,18 @@ func driveResults(o *classifyOptions) (*classify.DriveResults, error) {
 	return nil, nil
 }
 
-// fileSource replays a trace file, once per call.
-func fileSource(path string) classify.Source {
+// fileSource replays a trace file, once per call (classify reads it three
+// times).
+func fileSource(g *globals, path string) classify.Source {
+	pass := 0
 	return func(emit func(*event.Event)) error {
 		r, err := tracefile.Open(path)
 		if err != nil {
 			return err
 		}
 		defer r.Close()
+		pass++
+		defer watch(g, r, fmt.Sprintf("pass %d of 3,", pass))()
 		for r.Next() {
 			emit(r.Event())
 		}

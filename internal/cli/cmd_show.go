@@ -8,6 +8,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
 type showOptions struct {
@@ -68,7 +69,14 @@ func loadShow(g *globals, arg string, opts profile.Options) (*report.Show, error
 	if err != nil {
 		return nil, err
 	}
-	meta, p, err := profile.Load(path, opts)
+	r, err := tracefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	stop := watch(g, r, "reading")
+	meta, p, err := profile.FromReader(r, opts)
+	stop()
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,11 @@ func Load(path string, opts Options) (tracefile.Meta, *Profile, error) {
 		return tracefile.Meta{}, nil, err
 	}
 	defer r.Close()
+	return FromReader(r, opts)
+}
+
+// FromReader profiles the rest of an open trace.
+func FromReader(r *tracefile.Reader, opts Options) (tracefile.Meta, *Profile, error) {
 	meta := r.Meta()
 	if meta.Footer != nil && opts.Devices == nil {
 		opts.Devices = meta.Footer.Devices

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -32,6 +33,8 @@ type Reader struct {
 	err        error
 	done       bool
 	incomplete bool
+	size       int64
+	read       atomic.Int64 // bytes consumed, for progress from another goroutine
 }
 
 // Open opens a trace and reads its header and, when the recording
@@ -108,6 +111,7 @@ func (r *Reader) readFooter() (*Footer, error) {
 		return nil, err
 	}
 	size := st.Size()
+	r.size = size
 	if size < r.off+trailerLen {
 		return nil, nil
 	}
@@ -141,6 +145,7 @@ func (r *Reader) chunk() (byte, []byte, error) {
 	kind, raw, err := readChunk(r.br, r.zdec, &r.comp, &r.raw)
 	if err == nil {
 		r.off += frameLen + int64(len(r.comp))
+		r.read.Store(r.off)
 	}
 	return kind, raw, err
 }
@@ -199,6 +204,13 @@ func growTo(b []byte, n int) []byte {
 	}
 	return b[:n]
 }
+
+// Progress reports how many of the file's bytes have been read; it may be
+// called from another goroutine.
+func (r *Reader) Progress() (done, total int64) { return r.read.Load(), r.size }
+
+// Name is the file's path.
+func (r *Reader) Name() string { return r.name }
 
 // Meta returns the header and, if present, the footer.
 func (r *Reader) Meta() Meta { return r.meta }
