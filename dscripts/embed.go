@@ -9,3 +9,8 @@ import _ "embed"
 //
 //go:embed ioshape.bt
 var Bpftrace string
+
+// DTrace is the script for DTrace systems (macOS first), a text/template.
+//
+//go:embed ioshape.d
+var DTrace string

@@ -33,6 +33,7 @@ func newImportCommand(g *globals) *cobra.Command {
   fs_usage   macOS 'sudo fs_usage -w -f diskio' output (wide mode); the disk I/O
              lines become block-layer events, everything else is skipped and counted
   bpftrace   output of ioshape's own bpftrace script (record --raw-output)
+  dtrace     output of ioshape's D script (dscripts/ioshape.d)
 
 The format is detected from the first lines; --format overrides it. Malformed
 lines are reported with their line numbers.`,
@@ -44,8 +45,8 @@ lines are reported with their line numbers.`,
 	f := c.Flags()
 	f.StringVarP(&o.label, "label", "l", "", "a name for the trace")
 	f.StringVarP(&o.output, "output", "o", "", "write the trace to this file instead of the store")
-	f.StringVar(&o.format, "format", "auto", "auto, fs_usage or bpftrace")
-	f.Int64Var(&o.blockSize, "block-size", 4096, "fs_usage: bytes per device block (D=), to turn block numbers into offsets")
+	f.StringVar(&o.format, "format", "auto", "auto, fs_usage, bpftrace or dtrace")
+	f.Int64Var(&o.blockSize, "block-size", 4096, "fs_usage and dtrace: bytes per device block, to turn block numbers into offsets")
 	return c
 }
 
@@ -58,6 +59,11 @@ var importFidelity = map[parse.Format][]string{
 		"fs_usage: it prints thread IDs, not process IDs: processes are grouped by name (cut at 16 characters)",
 	},
 	parse.FormatBpftrace: {"imported raw bpftrace output: devices are numbers only, and lost-event counts are those in the output"},
+	parse.FormatDTrace: {
+		"dtrace: no split between queueing and the device",
+		"dtrace: offsets are block numbers times --block-size (assumed 4096), and syscalls are tied to a file descriptor, not a file",
+		"imported D output: dtrace's drop messages go to stderr and are not in it",
+	},
 }
 
 // importStats is what an import saw besides events.
@@ -88,9 +94,9 @@ func runImport(g *globals, o *importOptions, file string) error {
 		if format == parse.FormatUnknown {
 			return fmt.Errorf("%s: not a format ioshape imports (fs_usage -w output, or record --raw-output)", file)
 		}
-	case parse.FormatFsUsage, parse.FormatBpftrace:
+	case parse.FormatFsUsage, parse.FormatBpftrace, parse.FormatDTrace:
 	default:
-		return usageError{fmt.Errorf("unknown format %q (auto, fs_usage, bpftrace)", o.format)}
+		return usageError{fmt.Errorf("unknown format %q (auto, fs_usage, bpftrace, dtrace)", o.format)}
 	}
 
 	id, path, err := g.newTracePath(o.output)
@@ -124,6 +130,8 @@ func runImport(g *globals, o *importOptions, file string) error {
 	switch format {
 	case parse.FormatFsUsage:
 		err = importFsUsage(br, file, o.blockSize, sink, &stats)
+	case parse.FormatDTrace:
+		err = importDTrace(br, file, o.blockSize, sink, &stats)
 	default:
 		err = importBpftrace(br, file, sink, &stats)
 	}
@@ -187,25 +195,55 @@ func importFsUsage(r io.Reader, file string, blockSize int64, sink func(*event.E
 
 func importBpftrace(r io.Reader, file string, sink func(*event.Event) error, st *importStats) error {
 	p := parse.NewBpftraceReader(r, file, runtime.GOARCH)
-	base, based := int64(0), false
+	var rb rebase // raw times are CLOCK_MONOTONIC: start at the first event
 	for p.Scan() {
 		rec := p.Record()
 		switch rec.Kind {
 		case parse.KindEvent:
 			e := &rec.Event
-			if !based { // raw times are CLOCK_MONOTONIC: start at the first event
-				base, based = e.Start, true
-			}
-			e.Start -= base
-			e.End -= base
-			if e.Flags&event.FlagDispatched != 0 {
-				e.Dispatch -= base
-			}
+			rb.apply(e)
 			if err := sink(e); err != nil {
 				return err
 			}
 		case parse.KindLost:
 			st.lost += rec.N
+		case parse.KindError:
+			st.malformedLine(rec.Err)
+		default:
+			st.skipped++
+		}
+	}
+	return p.Err()
+}
+
+// rebase shifts raw tracer clocks so the first event starts at zero.
+type rebase struct {
+	base  int64
+	based bool
+}
+
+func (b *rebase) apply(e *event.Event) {
+	if !b.based {
+		b.base, b.based = e.Start, true
+	}
+	e.Start -= b.base
+	e.End -= b.base
+	if e.Flags&event.FlagDispatched != 0 {
+		e.Dispatch -= b.base
+	}
+}
+
+func importDTrace(r io.Reader, file string, blockSize int64, sink func(*event.Event) error, st *importStats) error {
+	p := parse.NewDTraceReader(r, file, blockSize)
+	var rb rebase
+	for p.Scan() {
+		rec := p.Record()
+		switch rec.Kind {
+		case parse.KindEvent:
+			rb.apply(&rec.Event)
+			if err := sink(&rec.Event); err != nil {
+				return err
+			}
 		case parse.KindError:
 			st.malformedLine(rec.Err)
 		default:

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,29 @@ func TestImportErrors(t *testing.T) {
 	r := ioshape(t, nil, "--store", dir, "import", bad)
 	if r.code != 0 || !strings.Contains(r.stderr, "1 malformed") || !strings.Contains(r.stderr, "bad.txt:2: bad D= block number") {
 		t.Errorf("malformed line not reported with its number: %q", r.stderr)
+	}
+}
+
+// Output in the D script's format (as ioshape.d prints it) imports with
+// both layers.
+func TestImportDTraceOutput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dtrace.txt")
+	var b strings.Builder
+	b.WriteString("READY dtrace\n")
+	for i := 0; i < 50; i++ {
+		t0 := int64(1_000_000 + i*300_000)
+		fmt.Fprintf(&b, "C pread %d %d 501 7 5 1048576 %d 1048576 0 Final Cut Pro\n", t0, t0+250_000, int64(i)*1048576)
+		fmt.Fprintf(&b, "I %d %d 1 17 %d 1048576 1048576 0 1 501 7 Final Cut Pro\n", t0+10_000, t0+240_000, 1000+i*256)
+	}
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	r := ioshape(t, nil, "--store", dir, "import", path)
+	if r.code != 0 {
+		t.Fatalf("import: %s", r.stderr)
+	}
+	s := showJSON(t, dir, strings.Fields(r.stdout)[0])
+	if s.Block == nil || s.Syscall == nil || s.Block.IOs != 50 || s.Syscall.IOs != 50 || s.Block.SequentialFraction < 0.95 ||
+		s.Syscall.SizeBytes.P50 != 1<<20 || !strings.Contains(s.Trace.Backend, "dtrace") {
+		t.Fatalf("imported: block %+v syscall %+v", s.Block, s.Syscall)
 	}
 }

@@ -74,6 +74,10 @@ const (
 	CallUringRead  // io_uring read, from submission to the completion being posted
 	CallUringWrite // io_uring write
 	CallUringFsync // io_uring fsync
+	CallFullFsync  // macOS fcntl(F_FULLFSYNC): flush to the medium
+	CallNoCache    // macOS fcntl(F_NOCACHE): turn the cache off (or on) for a file
+	CallClone      // macOS clonefileat/fclonefileat: a copy-on-write clone, no data I/O
+	CallCopyfile   // macOS copyfile syscall
 	numCalls
 )
 
@@ -81,7 +85,7 @@ var callNames = [numCalls]string{
 	"", "read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"preadv2", "pwritev2", "copy_file_range", "sendfile", "fsync", "fdatasync",
 	"sync_file_range", "aio_read", "aio_write", "aio_fsync",
-	"uring_read", "uring_write", "uring_fsync",
+	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile",
 }
 
 func (c Call) String() string {

@@ -309,7 +309,7 @@ func callOp(c event.Call) event.Op {
 		return event.Read
 	case event.CallWrite, event.CallPwrite64, event.CallWritev, event.CallPwritev, event.CallPwritev2, event.CallAioWrite, event.CallUringWrite:
 		return event.Write
-	case event.CallFsync, event.CallFdatasync, event.CallSyncFileRange, event.CallAioFsync, event.CallUringFsync:
+	case event.CallFsync, event.CallFdatasync, event.CallSyncFileRange, event.CallAioFsync, event.CallUringFsync, event.CallFullFsync:
 		return event.Flush
 	case event.CallCopyFileRange, event.CallSendfile:
 		return event.Read

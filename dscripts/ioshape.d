@@ -1,0 +1,124 @@
+/*
+ * ioshape's DTrace script, for macOS and any DTrace with the standard io
+ * and syscall providers (FreeBSD, illumos, Oracle DTrace on Linux). Run
+ * with -Z so that probes one system lacks (the _nocancel variants outside
+ * macOS, clonefileat) do not stop the others.
+ *
+ * This file is a Go text/template: ioshape fills in the target predicate
+ * and leaves out the io provider when System Integrity Protection hides it.
+ * Facts relied on are in ../shared/reference/tracing.md (sections 1–3).
+ *
+ * One line per completed I/O (comm last: it may hold spaces):
+ *   I start done major minor blkno bcount bytes error flags pid tid comm
+ *       block layer, io:::start to io:::done; bytes = b_bcount - b_resid
+ *   C call entry return pid tid fd size offset ret errno comm
+ *       syscall layer, entry to return; call is the probe function without
+ *       "_nocancel"; size and offset are -1 where the call has none
+ *   @unmatched: N    io:::done without its io:::start, at exit
+ *
+ * Times are `timestamp` (ns). The block number is in device blocks, whose
+ * size DTrace does not give (not always 512 on macOS).
+ */
+
+#pragma D option quiet
+/* Drain often and keep large buffers and dynamic variable space, so a
+ * burst of I/O is not dropped (tracing.md §3.2 remedies). */
+#pragma D option switchrate=10hz
+#pragma D option bufsize=16m
+#pragma D option dynvarsize=64m
+#pragma D option cleanrate=101hz
+
+dtrace:::BEGIN
+{
+	printf("READY dtrace\n");
+}
+{{- if .Block}}
+
+/*
+ * The buf pointer (arg0) is the request: every io probe's arguments are
+ * translated from it. Issuer, flags, block and size are taken at start,
+ * where pid and execname are the issuing thread's; at done they are the
+ * completing context's (kernel_task). Every start is remembered, tracked or
+ * not, so that a done without a start really is unmatched. Kernel-issued
+ * I/O (pid 0: delayed writes, page-outs) is kept and marked.
+ */
+io:::start
+{
+	io_ts[arg0] = timestamp;
+	io_tracked[arg0] = (({{.Filter}}) || pid == 0) ? 1 : 0;
+	io_pid[arg0] = pid;
+	io_tid[arg0] = tid;
+	io_comm[arg0] = execname;
+	io_flags[arg0] = args[0]->b_flags;
+	io_blkno[arg0] = args[0]->b_blkno;
+	io_bcount[arg0] = args[0]->b_bcount;
+	io_major[arg0] = args[1]->dev_major;
+	io_minor[arg0] = args[1]->dev_minor;
+}
+
+io:::done
+/io_ts[arg0] && io_tracked[arg0]/
+{
+	printf("I %d %d %d %d %d %d %d %d %d %d %d %s\n",
+	    io_ts[arg0], timestamp, io_major[arg0], io_minor[arg0], io_blkno[arg0],
+	    io_bcount[arg0], args[0]->b_bcount - args[0]->b_resid, args[0]->b_error,
+	    io_flags[arg0], io_pid[arg0], io_tid[arg0], io_comm[arg0]);
+}
+
+io:::done
+/io_ts[arg0] == 0/
+{
+	@unmatched = count();
+}
+
+/* bufs are reused: always clear the request at done. */
+io:::done
+/io_ts[arg0]/
+{
+	io_ts[arg0] = 0;
+	io_tracked[arg0] = 0;
+	io_pid[arg0] = 0;
+	io_tid[arg0] = 0;
+	io_comm[arg0] = 0;
+	io_flags[arg0] = 0;
+	io_blkno[arg0] = 0;
+	io_bcount[arg0] = 0;
+	io_major[arg0] = 0;
+	io_minor[arg0] = 0;
+}
+{{- end}}
+{{range .Calls}}
+syscall::{{.Name}}:entry{{if .Nocancel}},
+syscall::{{.Name}}_nocancel:entry{{end}}
+/({{$.Filter}}){{if .When}} && ({{.When}}){{end}}/
+{
+	self->ts = timestamp;
+	self->call = {{.Call}};
+	self->fd = (int64_t)({{.FD}});
+	self->size = (int64_t)({{.Size}});
+	self->off = (int64_t)({{.Offset}});
+}
+{{end}}
+{{- range $i, $c := .Calls}}{{if $i}},
+{{end}}syscall::{{$c.Name}}:return{{if $c.Nocancel}},
+syscall::{{$c.Name}}_nocancel:return{{end}}{{end}}
+/self->ts/
+{
+	/* At return, arg0 and arg1 are the return value; errno is the call's. */
+	printf("C %s %d %d %d %d %d %d %d %d %d %s\n",
+	    self->call, self->ts, timestamp, pid, tid, self->fd, self->size,
+	    self->off, (int64_t)arg0, errno, execname);
+	self->ts = 0;
+	self->call = 0;
+	self->fd = 0;
+	self->size = 0;
+	self->off = 0;
+}
+
+{{- if .Block}}
+
+dtrace:::END
+{
+	printa("@unmatched: %@d\n", @unmatched);
+}
+{{- end}}
