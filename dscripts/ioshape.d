@@ -28,9 +28,11 @@
 #pragma D option dynvarsize=64m
 #pragma D option cleanrate=101hz
 
+/* BEGIN fires once every probe is enabled: the recorder starts the
+ * command only then. Its timestamp is the trace's time zero. */
 dtrace:::BEGIN
 {
-	printf("READY dtrace\n");
+	printf("READY dtrace %d\n", timestamp);
 }
 {{- if .Block}}
 

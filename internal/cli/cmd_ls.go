@@ -89,7 +89,7 @@ func toLsEntry(e store.Entry) lsEntry {
 	if f := e.Meta.Footer; f != nil {
 		le.DurationS = float64(f.DurationNs) / 1e9
 		le.Events = f.Events
-		le.LostEvents = f.LostEvents + f.MapOverflows + f.ProbeMisses
+		le.LostEvents = f.LostEvents + f.MapOverflows + f.ProbeMisses + f.ProbeErrors
 		if le.LostEvents > 0 {
 			le.Status = "lost events"
 		}

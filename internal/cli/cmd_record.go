@@ -65,7 +65,7 @@ func newRecordCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.cold, "cold", false, "sync and drop the page cache first, as after a reboot")
 	f.StringVarP(&o.label, "label", "l", "", "a name for the trace")
 	f.StringVarP(&o.output, "output", "o", "", "write the trace to this file instead of the store")
-	f.StringVar(&o.backend, "backend", "auto", "tracer: auto or bpftrace")
+	f.StringVar(&o.backend, "backend", "auto", "tracer: auto (bpftrace on Linux, DTrace on macOS), bpftrace, dtrace or fsusage")
 	f.IntVar(&o.mapKeys, "map-keys", 1<<16, "in-flight I/Os the tracer can track at once")
 	f.IntVar(&o.perfPages, "perf-pages", 1<<10, "tracer output buffer per CPU, in pages (a power of two)")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
@@ -75,9 +75,9 @@ func newRecordCommand(g *globals) *cobra.Command {
 
 func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) error {
 	switch o.backend {
-	case "auto", "bpftrace":
+	case tracer.BackendAuto, tracer.BackendBpftrace, tracer.BackendDTrace, tracer.BackendFsUsage:
 	default:
-		return usageError{fmt.Errorf("unknown backend %q (this build records with: auto, bpftrace)", o.backend)}
+		return usageError{fmt.Errorf("unknown backend %q (auto, bpftrace, dtrace, fsusage)", o.backend)}
 	}
 	if o.perfPages <= 0 || o.perfPages&(o.perfPages-1) != 0 {
 		return usageError{errors.New("--perf-pages must be a power of two")}
@@ -94,7 +94,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	}
 	owner := store.InvokingUser()
 	cfg := tracer.Config{
-		Target: target, RunAs: runAs(owner),
+		Target: target, Backend: o.backend, RunAs: runAs(owner),
 		Stdin: g.stdin, Stdout: fileOf(g.stdout), Stderr: fileOf(g.stderr),
 		MapKeys: o.mapKeys, PerfPages: o.perfPages,
 	}
@@ -127,7 +127,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	res, runErr := sess.Run(cmd.Context(), w)
 	progress.done()
 	footer := tracefile.Footer{
-		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
+		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses, ProbeErrors: res.ProbeErrors,
 		UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors, Warnings: res.Warnings,
 		EndReason: res.EndReason, ExitStatus: res.ExitStatus, Devices: res.Devices,
 	}
@@ -150,7 +150,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Result) error {
 	if o.json {
 		out := map[string]any{
-			"id": id, "path": path, "events": res.Events, "lost_events": res.Lost + res.MapOverflows + res.ProbeMisses,
+			"id": id, "path": path, "events": res.Events, "lost_events": res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors,
 			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
 		}
 		enc := json.NewEncoder(g.stdout)
@@ -158,7 +158,7 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", report.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
-	if lost := res.Lost + res.MapOverflows + res.ProbeMisses; lost > 0 {
+	if lost := res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors; lost > 0 {
 		fmt.Fprintf(g.stderr, ", LOST %s events", report.Count(lost))
 	}
 	fmt.Fprintln(g.stderr)
@@ -172,13 +172,13 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 	return nil
 }
 
-func newHeader(id, label string, t tracer.Target, sess *tracer.Session) tracefile.Header {
+func newHeader(id, label string, t tracer.Target, sess tracer.Session) tracefile.Header {
 	host, _ := os.Hostname()
 	sc := sess.Script()
 	h := tracefile.Header{
 		ID: id, Label: label, Tool: "ioshape", ToolVersion: Version,
 		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: tracer.KernelRelease(),
-		Backend: "bpftrace", BackendVersion: sess.BackendVersion(), Script: sc.Name, ScriptSHA256: sc.SHA256,
+		Backend: sess.Backend(), BackendVersion: sess.BackendVersion(), Script: sc.Name, ScriptSHA256: sc.SHA256,
 		Target: tracefile.Target{
 			Mode: t.Mode(), Command: t.Command, Pids: t.Pids, Names: t.Names, Launch: t.Launch, Cold: t.Cold,
 		},

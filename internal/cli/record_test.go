@@ -120,7 +120,7 @@ func checkNoLoss(t *testing.T, s *report.Show) {
 	}
 	if lost := s.Trace.LostEvents; lost > 0 {
 		t.Logf("lost %d of %d events, reported as such", lost, s.Trace.Events)
-		if lost != s.Trace.TracerLostEvents+s.Trace.MapOverflows+s.Trace.ProbeMisses {
+		if lost != s.Trace.TracerLostEvents+s.Trace.MapOverflows+s.Trace.ProbeMisses+s.Trace.ProbeErrors {
 			t.Errorf("lost events %d do not add up: %+v", lost, s.Trace)
 		}
 	}

@@ -73,7 +73,11 @@ func (r *DTraceReader) parseLine(s string) string {
 	case strings.HasPrefix(s, "C "):
 		return r.parseCall(s[2:])
 	case strings.HasPrefix(s, "READY"):
+		// "READY dtrace <timestamp>": the script's clock when tracing began.
 		r.rec = Record{Kind: KindReady}
+		if f := strings.Fields(s); len(f) == 3 {
+			r.rec.N, _ = strconv.ParseInt(f[2], 10, 64)
+		}
 	case strings.HasPrefix(s, "@"):
 		name, v, ok := strings.Cut(s[1:], ":")
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)

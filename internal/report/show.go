@@ -32,6 +32,7 @@ type TraceInfo struct {
 	TracerLostEvents     int64            `json:"tracer_lost_events"`
 	MapOverflows         int64            `json:"map_overflows"`
 	ProbeMisses          int64            `json:"probe_misses"`
+	ProbeErrors          int64            `json:"probe_errors"`
 	UnmatchedCompletions int64            `json:"unmatched_completions"`
 	ParseErrors          int64            `json:"parse_errors"`
 	Complete             bool             `json:"complete"`
@@ -54,7 +55,8 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 		ti.TracerLostEvents = f.LostEvents
 		ti.MapOverflows = f.MapOverflows
 		ti.ProbeMisses = f.ProbeMisses
-		ti.LostEvents = f.LostEvents + f.MapOverflows + f.ProbeMisses
+		ti.ProbeErrors = f.ProbeErrors
+		ti.LostEvents = f.LostEvents + f.MapOverflows + f.ProbeMisses + f.ProbeErrors
 		ti.UnmatchedCompletions = f.UnmatchedCompletions
 		ti.ParseErrors = f.ParseErrors
 		ti.EndReason = f.EndReason

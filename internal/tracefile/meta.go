@@ -50,6 +50,8 @@ type Footer struct {
 	MapOverflows int64 `json:"map_overflows"`
 	// ProbeMisses counts probe firings the kernel skipped.
 	ProbeMisses int64 `json:"probe_misses,omitempty"`
+	// ProbeErrors counts probe actions that failed at run time (DTrace).
+	ProbeErrors int64 `json:"probe_errors,omitempty"`
 	// UnmatchedCompletions counts completions seen without their issue.
 	UnmatchedCompletions int64    `json:"unmatched_completions"`
 	ParseErrors          int64    `json:"parse_errors"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -23,6 +24,7 @@ const (
 	helperStdout = 4
 	helperStderr = 5
 	helperStatus = 6
+	helperGo     = 7 // with WaitGo: the command starts when this closes
 	// HelperCommand is the hidden subcommand that runs RunHelper.
 	HelperCommand = "__helper"
 )
@@ -36,7 +38,8 @@ type helperSpec struct {
 	GID    int      `json:"gid"`
 	Groups []uint32 `json:"groups,omitempty"`
 	SetID  bool     `json:"set_id"`
-	Detach bool     `json:"detach"` // app launch: the app outlives the recording
+	Detach bool     `json:"detach"`  // app launch: the app outlives the recording
+	WaitGo bool     `json:"wait_go"` // wait for fd 7 to close before starting the command
 }
 
 // RunHelper is the body of the hidden helper command.
@@ -57,6 +60,10 @@ func RunHelper() error {
 	// Ctrl-C reaches the whole foreground process group; the command gets it
 	// too. The helper stays to report how the command ended.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	if spec.WaitGo {
+		// The tracer is ready when the recorder closes its end.
+		io.Copy(io.Discard, os.NewFile(helperGo, "go"))
+	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env

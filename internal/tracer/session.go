@@ -3,7 +3,6 @@ package tracer
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +38,9 @@ type User struct {
 // Config sets up a recording.
 type Config struct {
 	Target   Target
+	Backend  string // auto, bpftrace, dtrace or fsusage
+	DTrace   string // path; empty: look it up in PATH
+	FsUsage  string // path; empty: look it up in PATH
 	Bpftrace string // path; empty: look it up in PATH
 	RunAs    User
 	Stdin    *os.File // the command's standard streams
@@ -74,6 +76,9 @@ type Result struct {
 	// was running on the same CPU): events lost without a word from the
 	// tracer.
 	ProbeMisses int64
+	// ProbeErrors are probe actions that failed at run time (DTrace's
+	// "error on enabled probe"): their events are missing.
+	ProbeErrors int64
 	Unmatched   int64
 	ParseErrors int64
 	Warnings    []string
@@ -82,8 +87,8 @@ type Result struct {
 	Devices     []tracefile.Device
 }
 
-// Session is a prepared recording.
-type Session struct {
+// bpftraceSession is a recording prepared for bpftrace.
+type bpftraceSession struct {
 	cfg            Config
 	script         Script
 	backendVersion string
@@ -91,16 +96,10 @@ type Session struct {
 	command        []string // the target command with its executable resolved
 }
 
-// Prepare checks everything that can be checked before recording — root,
+// prepareBpftrace checks everything that can be checked before recording —
 // bpftrace, the kernel's tracepoints, the target — and renders the script.
 // Its errors are one line, for the user.
-func Prepare(cfg Config) (*Session, error) {
-	if err := cfg.Target.Validate(); err != nil {
-		return nil, err
-	}
-	if os.Geteuid() != 0 {
-		return nil, errors.New("recording needs root: run it with sudo")
-	}
+func prepareBpftrace(cfg Config) (*bpftraceSession, error) {
 	if cfg.Bpftrace == "" {
 		p, err := exec.LookPath("bpftrace")
 		if err != nil {
@@ -114,27 +113,11 @@ func Prepare(cfg Config) (*Session, error) {
 	if m := missingTracepoints(); len(m) > 0 {
 		return nil, fmt.Errorf("this kernel lacks tracepoints ioshape needs: %s", strings.Join(m, ", "))
 	}
-	s := &Session{cfg: cfg}
+	s := &bpftraceSession{cfg: cfg}
 	t := cfg.Target
-	for _, p := range t.Pids {
-		if !processExists(p) {
-			return nil, fmt.Errorf("no process with pid %d", p)
-		}
-		s.seeds = append(s.seeds, p)
-	}
-	for _, n := range t.Names {
-		pids := pidsNamed(n)
-		if len(pids) == 0 && !t.WaitForNames {
-			return nil, fmt.Errorf("no running process is named %q (add --wait to wait for one to start)", n)
-		}
-		s.seeds = append(s.seeds, pids...)
-	}
-	if len(t.Command) > 0 {
-		p, err := resolveCommand(t.Command[0])
-		if err != nil {
-			return nil, fmt.Errorf("cannot run %s: %v", t.Command[0], err)
-		}
-		s.command = append([]string{p}, t.Command[1:]...)
+	var err error
+	if s.seeds, s.command, err = resolveTargets(t); err != nil {
+		return nil, err
 	}
 	sc, err := renderBpftrace(t, s.seeds, os.Getpid())
 	if err != nil {
@@ -166,14 +149,17 @@ func resolveCommand(name string) (string, error) {
 	return p, nil
 }
 
+// Backend names the tracer.
+func (s *bpftraceSession) Backend() string { return "bpftrace" }
+
 // Script is the rendered tracer script.
-func (s *Session) Script() Script { return s.script }
+func (s *bpftraceSession) Script() Script { return s.script }
 
 // BackendVersion is what the tracer said of its version.
-func (s *Session) BackendVersion() string { return s.backendVersion }
+func (s *bpftraceSession) BackendVersion() string { return s.backendVersion }
 
 // Fidelity lists what this backend cannot see.
-func (s *Session) Fidelity() []string {
+func (s *bpftraceSession) Fidelity() []string {
 	return []string{
 		"syscall layer: memory-mapped I/O is not seen (the block layer still sees it)",
 		"syscall layer: an io_uring request counts as outstanding from submission until the kernel posts its completion, not until the application reaps it, so io_uring queue depth can read lower than the application's",
@@ -183,7 +169,7 @@ func (s *Session) Fidelity() []string {
 
 // runState is the recording loop's state.
 type runState struct {
-	sess     *Session
+	target   Target
 	sink     Sink
 	base     int64
 	res      Result
@@ -200,7 +186,7 @@ type runState struct {
 // quiet, or ctx is cancelled (Ctrl-C). Events go to sink as they arrive.
 // Whatever happens, the Result describes what was recorded; an error means
 // the recording could not start or the tracer failed.
-func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
+func (s *bpftraceSession) Run(ctx context.Context, sink Sink) (Result, error) {
 	cfg := s.cfg
 	if cfg.Target.Cold {
 		if err := dropCaches(); err != nil {
@@ -260,7 +246,7 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 	}
 	statusW.Close()
 
-	st := &runState{sess: s, sink: sink, devs: map[event.Dev]bool{}, live: map[int]bool{},
+	st := &runState{target: s.cfg.Target, sink: sink, devs: map[event.Dev]bool{}, live: map[int]bool{},
 		skipPids: map[uint32]bool{uint32(os.Getpid()): true, uint32(cmd.Process.Pid): true}}
 	for _, p := range s.seeds {
 		st.live[p] = true
@@ -414,26 +400,8 @@ func (s *Session) Run(ctx context.Context, sink Sink) (Result, error) {
 	if waitErr != nil && !stopping {
 		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("bpftrace ended with %v: %s", waitErr, strings.Join(errLines, "; ")))
 	}
-	var devs []event.Dev
-	for d := range st.devs {
-		devs = append(devs, d)
-	}
-	sort.Slice(devs, func(i, j int) bool {
-		return devs[i].Major < devs[j].Major || devs[i].Major == devs[j].Major && devs[i].Minor < devs[j].Minor
-	})
-	st.res.Devices = describeDevices(devs)
-	if st.res.Lost > 0 {
-		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("bpftrace lost %d events: its output buffers overflowed (raise --perf-pages)", st.res.Lost))
-	}
-	if st.res.ProbeMisses > 0 {
-		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("the kernel skipped %d probe firings (a probe fired while another BPF program was running on the same CPU, e.g. a completion interrupt during a syscall probe): that many I/O events are missing or incomplete", st.res.ProbeMisses))
-	}
-	if st.res.MapOverflows > 0 {
-		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%d in-flight I/Os could not be tracked: the tracer's maps were full (raise --map-keys)", st.res.MapOverflows))
-	}
-	if st.res.ParseErrors > 0 {
-		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%d tracer lines could not be parsed", st.res.ParseErrors))
-	}
+	st.res.Devices = describeDevices(st.deviceList())
+	st.finishWarnings("bpftrace", "raise --perf-pages")
 	return st.res, runErr
 }
 
@@ -461,19 +429,7 @@ func benignStderr(line string) bool {
 }
 
 func readRecords(r io.Reader, out chan<- []parse.Record) {
-	defer close(out)
-	pr := parse.NewBpftraceReader(r, "bpftrace", goarch())
-	batch := make([]parse.Record, 0, 256)
-	for pr.Scan() {
-		batch = append(batch, *pr.Record())
-		if len(batch) == cap(batch) {
-			out <- batch
-			batch = make([]parse.Record, 0, 256)
-		}
-	}
-	if len(batch) > 0 {
-		out <- batch
-	}
+	streamRecords(r, func(in io.Reader) recordScanner { return parse.NewBpftraceReader(in, "bpftrace", goarch()) }, out)
 }
 
 func (st *runState) consume(batch []parse.Record) error {
@@ -508,6 +464,10 @@ func (st *runState) consume(batch []parse.Record) error {
 			case "map_full":
 				st.res.MapOverflows += r.N
 			}
+		case parse.KindReady:
+			if r.N != 0 { // the tracer's own clock at start (DTrace's timestamp)
+				st.base = r.N
+			}
 		case parse.KindFork:
 			st.live[r.Child] = true
 		case parse.KindExit:
@@ -522,10 +482,38 @@ func (st *runState) consume(batch []parse.Record) error {
 	return nil
 }
 
+// deviceList is the devices seen, in order.
+func (st *runState) deviceList() []event.Dev {
+	var devs []event.Dev
+	for d := range st.devs {
+		devs = append(devs, d)
+	}
+	sort.Slice(devs, func(i, j int) bool {
+		return devs[i].Major < devs[j].Major || devs[i].Major == devs[j].Major && devs[i].Minor < devs[j].Minor
+	})
+	return devs
+}
+
+// finishWarnings explains every loss the recording counted.
+func (st *runState) finishWarnings(tracer, remedy string) {
+	if st.res.Lost > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%s lost %d events: its output buffers overflowed (%s)", tracer, st.res.Lost, remedy))
+	}
+	if st.res.ProbeMisses > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("the kernel skipped %d probe firings (a probe fired while another BPF program was running on the same CPU, e.g. a completion interrupt during a syscall probe): that many I/O events are missing or incomplete", st.res.ProbeMisses))
+	}
+	if st.res.MapOverflows > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%d in-flight I/Os could not be tracked: the tracer had no room for them", st.res.MapOverflows))
+	}
+	if st.res.ParseErrors > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%d tracer lines could not be parsed", st.res.ParseErrors))
+	}
+}
+
 // checkTargets stops a recording whose target is gone: attached pids that
 // have all exited, or a launch that has gone quiet.
 func (st *runState) checkTargets(stop func(string)) {
-	t := st.sess.cfg.Target
+	t := st.target
 	if !st.ready {
 		return
 	}
@@ -545,31 +533,9 @@ func (st *runState) checkTargets(stop func(string)) {
 	}
 }
 
-func (s *Session) helperSpec() (string, error) {
-	t := s.cfg.Target
-	spec := helperSpec{Detach: t.Launch}
-	if len(s.command) > 0 {
-		spec.Argv = s.command
-		dir, err := os.Getwd()
-		if err != nil {
-			dir = "/"
-		}
-		spec.Dir = dir
-		env := make([]string, 0, len(os.Environ()))
-		for _, kv := range os.Environ() {
-			if strings.HasPrefix(kv, "IOSHAPE_") || strings.HasPrefix(kv, "BPFTRACE_") {
-				continue
-			}
-			if u := s.cfg.RunAs; u.Set && u.Home != "" && strings.HasPrefix(kv, "HOME=") {
-				kv = "HOME=" + u.Home
-			}
-			env = append(env, kv)
-		}
-		spec.Env = env
-		if u := s.cfg.RunAs; u.Set {
-			spec.UID, spec.GID, spec.Groups, spec.SetID = u.UID, u.GID, u.Groups, true
-		}
+func (s *bpftraceSession) helperSpec() (string, error) {
+	if len(s.command) == 0 { // only to signal readiness
+		return `{}`, nil
 	}
-	b, err := json.Marshal(spec)
-	return string(b), err
+	return helperSpecFor(s.cfg, s.command, false)
 }

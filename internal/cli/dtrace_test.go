@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The DTrace and fs_usage backends, tested through the CLI with the fake
+// executables in testdata/fakebin (this machine has neither tool). The
+// fakes replay output in the real tools' formats, honour SIGINT, and print
+// drops, run-time errors and the SIP notice on request.
+
+func fakeEnv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("recording needs root, as it does for real")
+	}
+	bin, err := filepath.Abs(filepath.Join("..", "..", "testdata", "fakebin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "fake"))
+	return append([]string{
+		"PATH=" + bin + ":" + os.Getenv("PATH"),
+		"FAKE_DTRACE_REPLAY=" + filepath.Join(data, "dtrace-replay.txt"),
+		"FAKE_FSUSAGE_REPLAY=" + filepath.Join(data, "fs_usage-replay.txt"),
+	}, extra...)
+}
+
+func recordWith(t *testing.T, env []string, args ...string) (result, string) {
+	t.Helper()
+	store := t.TempDir()
+	r := ioshape(t, env, append([]string{"--store", store, "record"}, args...)...)
+	return r, store
+}
+
+func TestRecordDTraceFake(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.d")
+	env := fakeEnv(t, "FAKE_DTRACE_DROPS=7", "FAKE_DTRACE_ERRORS=1", "FAKE_DTRACE_SCRIPT="+script)
+	start := time.Now()
+	r, store := recordWith(t, env, "--backend", "dtrace", "--label", "fcp", "--", "sleep", "1.5")
+	if r.code != 0 {
+		t.Fatalf("record: %s", r.stderr)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %v", took)
+	}
+	s := showJSON(t, store, "fcp")
+	if s.Trace.Backend != "dtrace" || s.Trace.EndReason != "target exited" || s.Trace.ExitStatus == nil || *s.Trace.ExitStatus != 0 {
+		t.Errorf("trace: %+v", s.Trace)
+	}
+	// The replay: 100 pread calls and 100 block reads of 1 MiB, 10 F_FULLFSYNCs.
+	if s.Syscall == nil || s.Syscall.Reads != 100 || s.Syscall.Flushes != 10 || s.Syscall.SizeBytes.P50 != 1<<20 {
+		t.Fatalf("syscall layer: %+v", s.Syscall)
+	}
+	if s.Block == nil || s.Block.Reads != 100 || s.Block.SequentialFraction < 0.95 {
+		t.Fatalf("block layer: %+v", s.Block)
+	}
+	// Drops and the run-time error from stderr, the unmatched count from END.
+	if s.Trace.TracerLostEvents != 7 || s.Trace.ProbeErrors != 1 || s.Trace.LostEvents != 8 || s.Trace.UnmatchedCompletions != 2 {
+		t.Errorf("losses: lost %d (tracer %d, errors %d), unmatched %d", s.Trace.LostEvents, s.Trace.TracerLostEvents, s.Trace.ProbeErrors, s.Trace.UnmatchedCompletions)
+	}
+	// The command was started by ioshape and traced with progenyof().
+	d, err := os.ReadFile(script)
+	if err != nil || !strings.Contains(string(d), "progenyof(") || !strings.Contains(string(d), "io:::start") {
+		t.Errorf("script given to dtrace: %v\n%.300s", err, d)
+	}
+}
+
+func TestRecordDTraceSIPFallsBackToFsUsage(t *testing.T) {
+	args := filepath.Join(t.TempDir(), "args")
+	env := fakeEnv(t, "FAKE_DTRACE_SIP=1", "FAKE_FSUSAGE_ARGS="+args)
+	r, store := recordWith(t, env, "--backend", "dtrace", "--label", "sip", "--", "sleep", "2")
+	if r.code != 0 {
+		t.Fatalf("record: %s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "csrutil enable --without dtrace") || !strings.Contains(r.stderr, "fs_usage") {
+		t.Errorf("no clear SIP message: %q", r.stderr)
+	}
+	s := showJSON(t, store, "sip")
+	if s.Syscall == nil || s.Syscall.Reads != 100 {
+		t.Errorf("syscall layer from DTrace: %+v", s.Syscall)
+	}
+	// The block layer from fs_usage: 60 disk reads (the /dev/NOTFOUND write
+	// and the ioctl lines are not disk I/O), on disk3s5.
+	if s.Block == nil || s.Block.Reads != 60 || s.Block.SizeBytes.P50 != 1<<20 {
+		t.Fatalf("block layer from fs_usage: %+v", s.Block)
+	}
+	found := false
+	for _, d := range s.Devices {
+		found = found || d.Device == "disk3s5"
+	}
+	if !found {
+		t.Errorf("devices: %+v", s.Devices)
+	}
+	if a, _ := os.ReadFile(args); !strings.HasPrefix(string(a), "-w -f diskio sleep kernel_task") {
+		t.Errorf("fs_usage args %q", a)
+	}
+}
+
+func TestRecordFsUsageBackend(t *testing.T) {
+	env := fakeEnv(t, "FAKE_FSUSAGE_OVERRUN=1")
+	r, store := recordWith(t, env, "--backend", "fsusage", "--label", "fsu", "--", "sleep", "2")
+	if r.code != 0 {
+		t.Fatalf("record: %s", r.stderr)
+	}
+	s := showJSON(t, store, "fsu")
+	if s.Trace.Backend != "fsusage" || s.Syscall != nil || s.Block == nil || s.Block.Reads != 60 {
+		t.Fatalf("trace %+v block %+v", s.Trace, s.Block)
+	}
+	if s.Trace.TracerLostEvents != 1 || !strings.Contains(strings.Join(s.Trace.Warnings, " "), "fs_usage lost") {
+		t.Errorf("the buffer overrun is not reported: %+v", s.Trace)
+	}
+	if len(s.Trace.Fidelity) == 0 || !strings.Contains(strings.Join(s.Trace.Fidelity, " "), "block layer only") {
+		t.Errorf("fidelity %v", s.Trace.Fidelity)
+	}
+}
+
+func TestRecordDTraceErrors(t *testing.T) {
+	env := fakeEnv(t, "FAKE_DTRACE_FAIL=1")
+	r, _ := recordWith(t, env, "--backend", "dtrace", "--", "sleep", "1")
+	if r.code == 0 || !strings.Contains(singleLine(t, r.stderr), "dtrace exited before tracing started: failed to compile script") {
+		t.Errorf("compile failure: %d %q", r.code, r.stderr)
+	}
+	r, _ = recordWith(t, []string{"PATH=/nonexistent"}, "--backend", "dtrace", "--", "/bin/true")
+	if r.code == 0 || !strings.Contains(singleLine(t, r.stderr), "dtrace is not installed") {
+		t.Errorf("no dtrace: %d %q", r.code, r.stderr)
+	}
+	r, _ = recordWith(t, nil, "--backend", "nosuch", "--", "/bin/true")
+	if r.code != 2 || !strings.Contains(r.stderr, `unknown backend "nosuch"`) {
+		t.Errorf("bad backend: %d %q", r.code, r.stderr)
+	}
+}
