@@ -4,6 +4,11 @@ package tracer
 
 import (
 	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,12 +21,40 @@ var errNotLinux = errors.New("the bpftrace backend runs on Linux only")
 func setParentDeathSignal()                {}
 func tracerProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 func monotonicNow() int64                  { return time.Now().UnixNano() }
-func kernelRelease() string                { return "" }
-func ensureTracefs() error                 { return errNotLinux }
-func missingTracepoints() []string         { return nil }
-func dropCaches() error                    { return errNotLinux }
-func processExists(pid int) bool           { return syscall.Kill(pid, 0) == nil }
-func pidsNamed(name string) []int          { return nil }
+
+// kernelRelease is uname -r.
+func kernelRelease() string {
+	out, _ := exec.Command("uname", "-r").Output()
+	return strings.TrimSpace(string(out))
+}
+func ensureTracefs() error         { return errNotLinux }
+func missingTracepoints() []string { return nil }
+
+// dropCaches empties the file cache: purge(8) on macOS.
+func dropCaches() error {
+	syscall.Sync()
+	if runtime.GOOS != "darwin" {
+		return errNotLinux
+	}
+	if out, err := exec.Command("purge").CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot empty the file cache with purge: %v %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func processExists(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// pidsNamed asks pgrep for processes with exactly this name.
+func pidsNamed(name string) []int {
+	out, _ := exec.Command("pgrep", "-x", name).Output()
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	return pids
+}
 func describeDevices(devs []event.Dev) []tracefile.Device {
 	var out []tracefile.Device
 	for _, d := range devs {
