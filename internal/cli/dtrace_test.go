@@ -65,7 +65,7 @@ func TestRecordDTraceFake(t *testing.T) {
 	}
 	// The command was started by ioshape and traced with progenyof().
 	d, err := os.ReadFile(script)
-	if err != nil || !strings.Contains(string(d), "progenyof(") || !strings.Contains(string(d), "io:::start") {
+	if err != nil || !strings.Contains(string(d), "progenyof(") || !strings.Contains(string(d), "\nio:::start") {
 		t.Errorf("script given to dtrace: %v\n%.300s", err, d)
 	}
 }
@@ -98,6 +98,24 @@ func TestRecordDTraceSIPFallsBackToFsUsage(t *testing.T) {
 	}
 	if a, _ := os.ReadFile(args); !strings.HasPrefix(string(a), "-w -f diskio sleep kernel_task") {
 		t.Errorf("fs_usage args %q", a)
+	}
+}
+
+// When SIP makes dtrace refuse the io provider outright, the recording
+// runs again without it, with the block layer from fs_usage.
+func TestRecordDTraceSIPStrict(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.d")
+	env := fakeEnv(t, "FAKE_DTRACE_SIP=strict", "FAKE_DTRACE_SCRIPT="+script)
+	r, store := recordWith(t, env, "--backend", "dtrace", "--label", "strict", "--", "sleep", "2")
+	if r.code != 0 {
+		t.Fatalf("record: %s", r.stderr)
+	}
+	s := showJSON(t, store, "strict")
+	if s.Syscall == nil || s.Syscall.Reads != 100 || s.Block == nil || s.Block.Reads != 60 {
+		t.Fatalf("syscall %+v block %+v", s.Syscall, s.Block)
+	}
+	if d, _ := os.ReadFile(script); strings.Contains(string(d), "\nio:::start") {
+		t.Error("the second script still uses the io provider")
 	}
 }
 

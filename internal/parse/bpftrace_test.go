@@ -14,11 +14,22 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// scanner is what every tracer-output reader offers.
+type scanner interface {
+	Scan() bool
+	Record() *Record
+	Err() error
+}
+
 // dump renders every record of a tracer output as one line of text.
 func dump(t *testing.T, input []byte) string {
 	t.Helper()
+	return dumpWith(t, NewBpftraceReader(bytes.NewReader(input), "in", "amd64"))
+}
+
+func dumpWith(t *testing.T, r scanner) string {
+	t.Helper()
 	var out bytes.Buffer
-	r := NewBpftraceReader(bytes.NewReader(input), "in", "amd64")
 	for r.Scan() {
 		rec := r.Record()
 		switch rec.Kind {
@@ -40,6 +51,8 @@ func dump(t *testing.T, input []byte) string {
 			fmt.Fprintf(&out, "notice %q\n", rec.Text)
 		case KindError:
 			fmt.Fprintf(&out, "error %v\n", rec.Err)
+		case KindSkip:
+			fmt.Fprintf(&out, "skip\n")
 		}
 	}
 	if err := r.Err(); err != nil {
@@ -73,6 +86,34 @@ func TestBpftraceGolden(t *testing.T) {
 			}
 			if got != string(want) {
 				t.Errorf("output differs from %s (run with -update and review the diff)", golden)
+			}
+		})
+	}
+}
+
+// The fakes' replay files (testdata/fake, in the formats of ioshape.d and
+// of fs_usage -w) parsed, as golden files.
+func TestReplayGolden(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		r    func([]byte) scanner
+	}{
+		{"dtrace-replay.txt", func(b []byte) scanner { return NewDTraceReader(bytes.NewReader(b), "in", 4096) }},
+		{"fs_usage-replay.txt", func(b []byte) scanner { return NewFsUsageReader(bytes.NewReader(b), "in", 4096) }},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			in, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fake", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := dumpWith(t, c.r(in))
+			golden := filepath.Join("testdata", strings.TrimSuffix(c.file, ".txt")+".golden")
+			if *update {
+				os.WriteFile(golden, []byte(got), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil || got != string(want) {
+				t.Errorf("output differs from %s (run with -update and review the diff): %v", golden, err)
 			}
 		})
 	}

@@ -90,6 +90,7 @@ type dtraceRun struct {
 	records  chan []parse.Record
 	messages chan parse.Message
 	fsu      *fsusageRun
+	sawSIP   bool
 }
 
 func (s *dtraceSession) Run(ctx context.Context, sink Sink) (Result, error) {
@@ -127,7 +128,27 @@ func (s *dtraceSession) Run(ctx context.Context, sink Sink) (Result, error) {
 		return Result{}, err
 	}
 	r.st.res.Start = time.Now()
-	return r.loop(ctx, cfg)
+	res, err := r.loop(ctx, cfg)
+	if err != nil && !r.st.ready && r.sawSIP {
+		// SIP made dtrace refuse the io provider outright: run without it;
+		// fs_usage takes the block layer when the notice comes again.
+		if script, err = renderDTrace(cfg.Target, pids, false); err != nil {
+			return res, err
+		}
+		s.script = script
+		r.records, r.messages = make(chan []parse.Record, 64), make(chan parse.Message, 64)
+		r.st.res, r.fsu = Result{}, nil
+		if err := r.startDTrace(script); err != nil {
+			r.killHelper()
+			return Result{}, err
+		}
+		r.st.res.Start = time.Now()
+		res, err = r.loop(ctx, cfg)
+	}
+	if err != nil && !r.st.ready {
+		r.killHelper() // the command never started
+	}
+	return res, err
 }
 
 func (r *dtraceRun) startHelper() error {
@@ -335,6 +356,7 @@ func (r *dtraceRun) loop(ctx context.Context, cfg Config) (Result, error) {
 					st.res.Warnings = append(st.res.Warnings, m.Text)
 				}
 			case parse.MsgSIP:
+				r.sawSIP = true
 				if r.fsu == nil && !stopping {
 					st.res.Warnings = append(st.res.Warnings, sipWarning(r.s.fsusage != ""))
 					if r.s.fsusage != "" {
@@ -418,7 +440,6 @@ func (r *dtraceRun) loop(ctx context.Context, cfg Config) (Result, error) {
 		st.res.EndReason = "tracer exited"
 	}
 	if !st.ready && runErr == nil {
-		r.killHelper()
 		msg := "dtrace exited before tracing started"
 		if len(fatal) > 0 {
 			msg += ": " + strings.TrimPrefix(fatal[0], "dtrace: ")
