@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -27,46 +26,19 @@ func ODirectFor(goarch string) uint64 {
 
 // BpftraceReader reads the output of dscripts/ioshape.bt.
 type BpftraceReader struct {
-	sc      *bufio.Scanner
-	file    string
-	line    int
+	lineScanner
 	oDirect uint64
-	rec     Record
-	err     error
 }
 
 // NewBpftraceReader reads r. file names the input in syntax errors; goarch
 // is the architecture the trace was recorded on (for O_DIRECT).
 func NewBpftraceReader(r io.Reader, file, goarch string) *BpftraceReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	return &BpftraceReader{sc: sc, file: file, oDirect: ODirectFor(goarch)}
+	return &BpftraceReader{lineScanner: newLineScanner(r, file), oDirect: ODirectFor(goarch)}
 }
 
 // Scan reads the next record. It returns false at the end of input or on a
 // read error (see Err). Blank lines are skipped.
-func (r *BpftraceReader) Scan() bool {
-	for r.sc.Scan() {
-		r.line++
-		b := r.sc.Bytes()
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		r.rec = Record{}
-		if msg := r.parseLine(b); msg != "" {
-			r.rec = Record{Kind: KindError, Err: &SyntaxError{File: r.file, Line: r.line, Msg: msg}}
-		}
-		return true
-	}
-	r.err = r.sc.Err()
-	return false
-}
-
-// Record returns the record read by the last Scan.
-func (r *BpftraceReader) Record() *Record { return &r.rec }
-
-// Err returns the first error of the underlying reader.
-func (r *BpftraceReader) Err() error { return r.err }
+func (r *BpftraceReader) Scan() bool { return r.scan(r.parseLine) }
 
 func (r *BpftraceReader) parseLine(b []byte) string {
 	switch {

@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -24,47 +22,22 @@ const (
 
 // DTraceReader reads the output of dscripts/ioshape.d.
 type DTraceReader struct {
-	sc        *bufio.Scanner
-	file      string
-	line      int
+	lineScanner
 	blockSize int64
-	rec       Record
-	err       error
 }
 
 // NewDTraceReader reads r; blockSize converts block numbers to offsets.
 func NewDTraceReader(r io.Reader, file string, blockSize int64) *DTraceReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	if blockSize <= 0 {
 		blockSize = 4096
 	}
-	return &DTraceReader{sc: sc, file: file, blockSize: blockSize}
+	return &DTraceReader{lineScanner: newLineScanner(r, file), blockSize: blockSize}
 }
 
 // Scan reads the next record; blank lines are skipped.
 func (r *DTraceReader) Scan() bool {
-	for r.sc.Scan() {
-		r.line++
-		b := r.sc.Bytes()
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		r.rec = Record{}
-		if msg := r.parseLine(string(b)); msg != "" {
-			r.rec = Record{Kind: KindError, Err: &SyntaxError{File: r.file, Line: r.line, Msg: msg}}
-		}
-		return true
-	}
-	r.err = r.sc.Err()
-	return false
+	return r.scan(func(b []byte) string { return r.parseLine(string(b)) })
 }
-
-// Record returns the record read by the last Scan.
-func (r *DTraceReader) Record() *Record { return &r.rec }
-
-// Err returns the first error of the underlying reader.
-func (r *DTraceReader) Err() error { return r.err }
 
 func (r *DTraceReader) parseLine(s string) string {
 	switch {

@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -23,12 +21,8 @@ import (
 // and thread ID. Lines that are not disk I/O (system calls, page-ins, and
 // I/O to /dev/NOTFOUND, which is not a disk) come back as KindSkip.
 type FsUsageReader struct {
-	sc        *bufio.Scanner
-	file      string
-	line      int
+	lineScanner
 	blockSize int64
-	rec       Record
-	err       error
 
 	first   int64 // the first line's time of day, ns
 	last    int64 // the previous line's, for a midnight wrap
@@ -45,12 +39,10 @@ const KindSkip Kind = 100
 // NewFsUsageReader reads r. blockSize converts D= block numbers to byte
 // offsets (fs_usage prints device blocks, whose size it does not say).
 func NewFsUsageReader(r io.Reader, file string, blockSize int64) *FsUsageReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	if blockSize <= 0 {
 		blockSize = 4096
 	}
-	return &FsUsageReader{sc: sc, file: file, blockSize: blockSize, devs: map[string]event.Dev{}, comms: map[string]uint32{}}
+	return &FsUsageReader{lineScanner: newLineScanner(r, file), blockSize: blockSize, devs: map[string]event.Dev{}, comms: map[string]uint32{}}
 }
 
 // Devices names the device numbers the reader assigned, in order: device
@@ -59,27 +51,8 @@ func (r *FsUsageReader) Devices() []string { return r.names }
 
 // Scan reads the next line. Blank lines are skipped.
 func (r *FsUsageReader) Scan() bool {
-	for r.sc.Scan() {
-		r.line++
-		b := r.sc.Bytes()
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		r.rec = Record{}
-		if msg := r.parseLine(string(b)); msg != "" {
-			r.rec = Record{Kind: KindError, Err: &SyntaxError{File: r.file, Line: r.line, Msg: msg}}
-		}
-		return true
-	}
-	r.err = r.sc.Err()
-	return false
+	return r.scan(func(b []byte) string { return r.parseLine(string(b)) })
 }
-
-// Record returns the record read by the last Scan.
-func (r *FsUsageReader) Record() *Record { return &r.rec }
-
-// Err returns the first error of the underlying reader.
-func (r *FsUsageReader) Err() error { return r.err }
 
 // diskOps are fs_usage's disk I/O names (diskio_print), CoreStorage too.
 var diskOps = map[string]event.Op{
