@@ -127,7 +127,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	res, runErr := sess.Run(cmd.Context(), w)
 	progress.done()
 	footer := tracefile.Footer{
-		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses, ProbeErrors: res.ProbeErrors,
+		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses, ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished,
 		UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors, Warnings: res.Warnings,
 		EndReason: res.EndReason, ExitStatus: res.ExitStatus, Devices: res.Devices,
 	}
@@ -150,7 +150,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Result) error {
 	if o.json {
 		out := map[string]any{
-			"id": id, "path": path, "events": res.Events, "lost_events": res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors,
+			"id": id, "path": path, "events": res.Events, "lost_events": res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors, "unfinished_requests": res.Unfinished,
 			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
 		}
 		enc := json.NewEncoder(g.stdout)

@@ -75,6 +75,10 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 			return "malformed lost-events line"
 		}
 		r.rec = Record{Kind: KindLost, N: n}
+	case bytes.HasPrefix(b, []byte("@rq[")):
+		// A block request still in the tracer's map at exit: issued, its
+		// completion never seen.
+		r.rec = Record{Kind: KindCounter, Name: "unfinished", N: 1}
 	case b[0] == '@':
 		i := bytes.Index(b, []byte(": "))
 		if i < 0 {

@@ -33,6 +33,7 @@ type TraceInfo struct {
 	MapOverflows         int64            `json:"map_overflows"`
 	ProbeMisses          int64            `json:"probe_misses"`
 	ProbeErrors          int64            `json:"probe_errors"`
+	UnfinishedRequests   int64            `json:"unfinished_requests"`
 	UnmatchedCompletions int64            `json:"unmatched_completions"`
 	ParseErrors          int64            `json:"parse_errors"`
 	Complete             bool             `json:"complete"`
@@ -56,6 +57,7 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 		ti.MapOverflows = f.MapOverflows
 		ti.ProbeMisses = f.ProbeMisses
 		ti.ProbeErrors = f.ProbeErrors
+		ti.UnfinishedRequests = f.UnfinishedRequests
 		ti.LostEvents = f.LostEvents + f.MapOverflows + f.ProbeMisses + f.ProbeErrors
 		ti.UnmatchedCompletions = f.UnmatchedCompletions
 		ti.ParseErrors = f.ParseErrors

@@ -52,6 +52,9 @@ type Footer struct {
 	ProbeMisses int64 `json:"probe_misses,omitempty"`
 	// ProbeErrors counts probe actions that failed at run time (DTrace).
 	ProbeErrors int64 `json:"probe_errors,omitempty"`
+	// UnfinishedRequests counts block requests issued whose completion was
+	// never seen.
+	UnfinishedRequests int64 `json:"unfinished_requests,omitempty"`
 	// UnmatchedCompletions counts completions seen without their issue.
 	UnmatchedCompletions int64    `json:"unmatched_completions"`
 	ParseErrors          int64    `json:"parse_errors"`

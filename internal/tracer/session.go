@@ -79,6 +79,9 @@ type Result struct {
 	// ProbeErrors are probe actions that failed at run time (DTrace's
 	// "error on enabled probe"): their events are missing.
 	ProbeErrors int64
+	// Unfinished are block requests seen issued whose completion was never
+	// seen (skipped, or left in flight at the end): their I/O is missing.
+	Unfinished  int64
 	Unmatched   int64
 	ParseErrors int64
 	Warnings    []string
@@ -463,6 +466,8 @@ func (st *runState) consume(batch []parse.Record) error {
 				st.res.Unmatched += r.N
 			case "map_full":
 				st.res.MapOverflows += r.N
+			case "stale", "unfinished":
+				st.res.Unfinished += r.N
 			}
 		case parse.KindReady:
 			if r.N != 0 { // the tracer's own clock at start (DTrace's timestamp)
@@ -501,6 +506,9 @@ func (st *runState) finishWarnings(tracer, remedy string) {
 	}
 	if st.res.ProbeMisses > 0 {
 		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("the kernel skipped %d probe firings (a probe fired while another BPF program was running on the same CPU, e.g. a completion interrupt during a syscall probe): that many I/O events are missing or incomplete", st.res.ProbeMisses))
+	}
+	if st.res.Unfinished > 0 {
+		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("up to %d block requests may be missing: they were issued, but their completion was not seen or could not be confirmed (a map delete can fail under contention, so this is an upper bound)", st.res.Unfinished))
 	}
 	if st.res.MapOverflows > 0 {
 		st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%d in-flight I/Os could not be tracked: the tracer had no room for them", st.res.MapOverflows))
