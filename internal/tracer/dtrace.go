@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -84,9 +83,7 @@ type dtraceRun struct {
 	s        *dtraceSession
 	st       *runState
 	cmd      *exec.Cmd
-	helper   *exec.Cmd
-	goW      *os.File // closing it starts the command
-	status   chan string
+	helper   *helperProc // nil without a command target
 	records  chan []parse.Record
 	messages chan parse.Message
 	fsu      *fsusageRun
@@ -103,7 +100,7 @@ func (s *dtraceSession) Run(ctx context.Context, sink Sink) (Result, error) {
 			return Result{}, err
 		}
 	}
-	r := &dtraceRun{s: s, status: make(chan string, 8), records: make(chan []parse.Record, 64), messages: make(chan parse.Message, 64)}
+	r := &dtraceRun{s: s, records: make(chan []parse.Record, 64), messages: make(chan parse.Message, 64)}
 	r.st = &runState{target: cfg.Target, sink: sink, devs: map[event.Dev]bool{}, live: map[int]bool{},
 		skipPids: map[uint32]bool{uint32(os.Getpid()): true}}
 	for _, p := range s.seeds {
@@ -111,12 +108,13 @@ func (s *dtraceSession) Run(ctx context.Context, sink Sink) (Result, error) {
 	}
 	pids := s.seeds
 	if len(s.command) > 0 {
-		if err := r.startHelper(); err != nil {
+		var err error
+		if r.helper, err = startHelperProc(cfg, s.command); err != nil {
 			return Result{}, err
 		}
-		pids = []int{r.helper.Process.Pid}
-		r.st.skipPids[uint32(r.helper.Process.Pid)] = true
-		defer r.releaseHelper()
+		pids = []int{r.helper.cmd.Process.Pid}
+		r.st.skipPids[uint32(pids[0])] = true
+		defer r.helper.release()
 	}
 	script, err := renderDTrace(cfg.Target, pids, true)
 	if err != nil {
@@ -124,7 +122,7 @@ func (s *dtraceSession) Run(ctx context.Context, sink Sink) (Result, error) {
 	}
 	s.script = script
 	if err := r.startDTrace(script); err != nil {
-		r.killHelper()
+		r.helper.kill()
 		return Result{}, err
 	}
 	r.st.res.Start = time.Now()
@@ -139,68 +137,16 @@ func (s *dtraceSession) Run(ctx context.Context, sink Sink) (Result, error) {
 		r.records, r.messages = make(chan []parse.Record, 64), make(chan parse.Message, 64)
 		r.st.res, r.fsu = Result{}, nil
 		if err := r.startDTrace(script); err != nil {
-			r.killHelper()
+			r.helper.kill()
 			return Result{}, err
 		}
 		r.st.res.Start = time.Now()
 		res, err = r.loop(ctx, cfg)
 	}
 	if err != nil && !r.st.ready {
-		r.killHelper() // the command never started
+		r.helper.kill() // the command never started
 	}
 	return res, err
-}
-
-func (r *dtraceRun) startHelper() error {
-	spec, err := helperSpecFor(r.s.cfg, r.s.command, true)
-	if err != nil {
-		return err
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	goR, goW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	h := exec.Command(exe, HelperCommand)
-	h.Env = append(os.Environ(), helperEnv+"="+spec)
-	cfg := r.s.cfg
-	h.ExtraFiles = []*os.File{orDevNull(cfg.Stdin, os.O_RDONLY), orDevNull(cfg.Stdout, os.O_WRONLY), orDevNull(cfg.Stderr, os.O_WRONLY), statusW, goR}
-	if err := h.Start(); err != nil {
-		return fmt.Errorf("cannot start the command: %v", err)
-	}
-	statusW.Close()
-	goR.Close()
-	r.helper, r.goW = h, goW
-	go func() {
-		sc := bufio.NewScanner(statusR)
-		for sc.Scan() {
-			r.status <- sc.Text()
-		}
-		close(r.status)
-	}()
-	go h.Wait()
-	return nil
-}
-
-// releaseHelper lets the command start (once).
-func (r *dtraceRun) releaseHelper() {
-	if r.goW != nil {
-		r.goW.Close()
-		r.goW = nil
-	}
-}
-
-func (r *dtraceRun) killHelper() {
-	if r.helper != nil {
-		r.helper.Process.Kill()
-	}
 }
 
 func (r *dtraceRun) startDTrace(script Script) error {
@@ -309,6 +255,7 @@ func (r *dtraceRun) loop(ctx context.Context, cfg Config) (Result, error) {
 	}
 	started := time.Now()
 	messages := r.messages
+	status := r.helper.statusLines()
 	var fsRecords chan []parse.Record
 	for recordsOpen := true; recordsOpen; {
 		select {
@@ -324,7 +271,7 @@ func (r *dtraceRun) loop(ctx context.Context, cfg Config) (Result, error) {
 					if cfg.Target.Duration > 0 {
 						stopTimer = time.After(cfg.Target.Duration)
 					}
-					r.releaseHelper()
+					r.helper.release()
 				}
 			}
 			if err := st.consume(batch); err != nil && runErr == nil {
@@ -371,26 +318,17 @@ func (r *dtraceRun) loop(ctx context.Context, cfg Config) (Result, error) {
 			case parse.MsgFatal, parse.MsgNoProbes:
 				fatal = append(fatal, m.Text)
 			}
-		case line, ok := <-r.status:
+		case line, ok := <-status:
 			if !ok {
-				r.status = nil
+				status = nil
 				break
 			}
-			switch {
-			case strings.HasPrefix(line, "pid "):
-				if p, err := strconv.Atoi(line[4:]); err == nil {
-					st.live[p] = true
-				}
-			case strings.HasPrefix(line, "exit "):
-				if c, err := strconv.Atoi(line[5:]); err == nil {
-					st.res.ExitStatus = &c
-				}
-				if !cfg.Target.Launch && cfg.Target.Duration == 0 {
-					stop("target exited")
-				}
-			case strings.HasPrefix(line, "error "):
-				runErr = fmt.Errorf("cannot start %s: %s", cfg.Target.Command[0], line[6:])
+			exited, err := st.applyStatus(line)
+			if err != nil {
+				runErr = err
 				stop("error")
+			} else if exited && !cfg.Target.Launch && cfg.Target.Duration == 0 {
+				stop("target exited")
 			}
 		case <-tick.C:
 			if err := st.sink.FlushIfDue(time.Second); err != nil && runErr == nil {

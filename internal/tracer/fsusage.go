@@ -186,18 +186,18 @@ func (s *fsusageSession) Run(ctx context.Context, sink Sink) (Result, error) {
 	for _, p := range cfg.Target.Pids {
 		st.live[p] = true
 	}
-	r := &dtraceRun{status: make(chan string, 8)}
-	r.s = &dtraceSession{cfg: cfg, command: s.command}
+	var helper *helperProc
 	if len(s.command) > 0 {
-		if err := r.startHelper(); err != nil {
+		var err error
+		if helper, err = startHelperProc(cfg, s.command); err != nil {
 			return Result{}, err
 		}
-		defer r.releaseHelper()
+		defer helper.release()
 	}
 	started := time.Now()
 	f, err := startFsUsage(cfg.FsUsage, cfg.Target, s.command, started)
 	if err != nil {
-		r.killHelper()
+		helper.kill()
 		return Result{}, err
 	}
 	st.res.Start = started
@@ -206,7 +206,7 @@ func (s *fsusageSession) Run(ctx context.Context, sink Sink) (Result, error) {
 	case <-ctx.Done():
 	}
 	st.ready, st.readyAt, st.lastIO = true, time.Now(), time.Now()
-	r.releaseHelper()
+	helper.release()
 	if cfg.Progress != nil {
 		cfg.Progress(Progress{Ready: true})
 	}
@@ -226,6 +226,7 @@ func (s *fsusageSession) Run(ctx context.Context, sink Sink) (Result, error) {
 		st.res.EndReason = reason
 		f.stop()
 	}
+	status := helper.statusLines()
 	for open := true; open; {
 		select {
 		case batch, ok := <-f.records:
@@ -237,21 +238,17 @@ func (s *fsusageSession) Run(ctx context.Context, sink Sink) (Result, error) {
 				runErr = err
 				stop("error")
 			}
-		case line, ok := <-r.status:
+		case line, ok := <-status:
 			if !ok {
-				r.status = nil
+				status = nil
 				break
 			}
-			if c, found := strings.CutPrefix(line, "exit "); found {
-				var code int
-				fmt.Sscan(c, &code)
-				st.res.ExitStatus = &code
-				if !cfg.Target.Launch && cfg.Target.Duration == 0 {
-					stop("target exited")
-				}
-			} else if msg, found := strings.CutPrefix(line, "error "); found {
-				runErr = fmt.Errorf("cannot start %s: %s", cfg.Target.Command[0], msg)
+			exited, err := st.applyStatus(line)
+			if err != nil {
+				runErr = err
 				stop("error")
+			} else if exited && !cfg.Target.Launch && cfg.Target.Duration == 0 {
+				stop("target exited")
 			}
 		case <-tick.C:
 			if err := sink.FlushIfDue(time.Second); err != nil && runErr == nil {

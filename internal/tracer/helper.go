@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,4 +95,72 @@ func RunHelper() error {
 	}
 	fmt.Fprintf(status, "exit %d\n", code)
 	return nil
+}
+
+// helperProc is the helper started by ioshape itself (for DTrace and
+// fs_usage, which do not start the command): it waits for release before
+// running the command, and reports through a status pipe.
+type helperProc struct {
+	cmd    *exec.Cmd
+	goW    *os.File // closing it starts the command
+	status chan string
+}
+
+func startHelperProc(cfg Config, command []string) (*helperProc, error) {
+	spec, err := helperSpecFor(cfg, command, true)
+	if err != nil {
+		return nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	h := &helperProc{cmd: exec.Command(exe, HelperCommand), goW: goW, status: make(chan string, 8)}
+	h.cmd.Env = append(os.Environ(), helperEnv+"="+spec)
+	h.cmd.ExtraFiles = []*os.File{orDevNull(cfg.Stdin, os.O_RDONLY), orDevNull(cfg.Stdout, os.O_WRONLY), orDevNull(cfg.Stderr, os.O_WRONLY), statusW, goR}
+	if err := h.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start the command: %v", err)
+	}
+	statusW.Close()
+	goR.Close()
+	go func() {
+		sc := bufio.NewScanner(statusR)
+		for sc.Scan() {
+			h.status <- sc.Text()
+		}
+		close(h.status)
+	}()
+	go h.cmd.Wait()
+	return h, nil
+}
+
+// release lets the command start (once). A nil helper does nothing.
+func (h *helperProc) release() {
+	if h != nil && h.goW != nil {
+		h.goW.Close()
+		h.goW = nil
+	}
+}
+
+// kill ends a helper whose command never started.
+func (h *helperProc) kill() {
+	if h != nil {
+		h.cmd.Process.Kill()
+	}
+}
+
+// statusLines is the helper's status channel; nil (never ready) without one.
+func (h *helperProc) statusLines() chan string {
+	if h == nil {
+		return nil
+	}
+	return h.status
 }

@@ -342,20 +342,17 @@ func (s *bpftraceSession) Run(ctx context.Context, sink Sink) (Result, error) {
 				if cfg.Target.Duration > 0 {
 					stopTimer = time.After(cfg.Target.Duration)
 				}
-			case strings.HasPrefix(line, "pid "):
-				if p, err := strconv.Atoi(line[4:]); err == nil {
-					st.live[p] = true
+			default:
+				exited, err := st.applyStatus(line)
+				if err != nil {
+					runErr = err
+					stop("error")
+				} else if exited {
+					// bpftrace ends by itself once its child, the helper, is
+					// gone: read the kernel's miss counters while its programs
+					// exist.
+					readMisses()
 				}
-			case strings.HasPrefix(line, "exit "):
-				// bpftrace ends by itself once its child, the helper, is gone:
-				// read the kernel's miss counters while its programs exist.
-				if c, err := strconv.Atoi(line[5:]); err == nil {
-					st.res.ExitStatus = &c
-				}
-				readMisses()
-			case strings.HasPrefix(line, "error "):
-				runErr = fmt.Errorf("cannot start %s: %s", cfg.Target.Command[0], line[6:])
-				stop("error")
 			}
 		case <-tick.C:
 			if err := sink.FlushIfDue(time.Second); err != nil && runErr == nil {
@@ -485,6 +482,25 @@ func (st *runState) consume(batch []parse.Record) error {
 		}
 	}
 	return nil
+}
+
+// applyStatus takes a helper status line: "pid N" (the command started),
+// "exit N" (it ended: exited is true), "error MSG" (it could not start).
+func (st *runState) applyStatus(line string) (exited bool, err error) {
+	switch {
+	case strings.HasPrefix(line, "pid "):
+		if p, err := strconv.Atoi(line[4:]); err == nil {
+			st.live[p] = true
+		}
+	case strings.HasPrefix(line, "exit "):
+		if c, err := strconv.Atoi(line[5:]); err == nil {
+			st.res.ExitStatus = &c
+		}
+		return true, nil
+	case strings.HasPrefix(line, "error "):
+		return false, fmt.Errorf("cannot start %s: %s", st.target.Command[0], line[6:])
+	}
+	return false, nil
 }
 
 // deviceList is the devices seen, in order.
