@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/event"
@@ -19,10 +20,23 @@ type classifyOptions struct {
 	writeback string
 	top       int
 	windows   int
-	drive     string
-	driveName string
-	admRead   []float64
-	admWrite  []float64
+	drive     driveFlags
+}
+
+// driveFlags name a drive's benchmark results, for the "what this means
+// for your drive" estimate (classify, report, compare).
+type driveFlags struct {
+	file     string
+	name     string
+	admRead  []float64
+	admWrite []float64
+}
+
+func (d *driveFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&d.file, "drive", "", `a drive's results as JSON: {"name": "...", "results": {"<pattern id>": MB/s}}`)
+	f.StringVar(&d.name, "drive-name", "", "the drive's name, with --adm-read/--adm-write")
+	f.Float64SliceVar(&d.admRead, "adm-read", nil, "AmorphousDiskMark read results, MB/s: SEQ1M QD8,SEQ1M QD1,RND4K QD64,RND4K QD1")
+	f.Float64SliceVar(&d.admWrite, "adm-write", nil, "AmorphousDiskMark write results, MB/s, in the same order")
 }
 
 func newClassifyCommand(g *globals) *cobra.Command {
@@ -46,10 +60,7 @@ would see on that drive and which headline number does not apply.`,
 	f.StringVar(&o.writeback, "writeback", "include", "block I/O issued by kernel threads: include or exclude")
 	f.IntVar(&o.top, "top", 5, "matches to show in text")
 	f.IntVar(&o.windows, "windows", 48, "time windows for the mixture and the phases")
-	f.StringVar(&o.drive, "drive", "", `a drive's results as JSON: {"name": "...", "results": {"<pattern id>": MB/s}}`)
-	f.StringVar(&o.driveName, "drive-name", "", "the drive's name, with --adm-read/--adm-write")
-	f.Float64SliceVar(&o.admRead, "adm-read", nil, "AmorphousDiskMark read results, MB/s: SEQ1M QD8,SEQ1M QD1,RND4K QD64,RND4K QD1")
-	f.Float64SliceVar(&o.admWrite, "adm-write", nil, "AmorphousDiskMark write results, MB/s, in the same order")
+	o.drive.register(f)
 	return c
 }
 
@@ -62,7 +73,7 @@ func runClassify(g *globals, o *classifyOptions, arg string) error {
 		return usageError{errors.New("--top and --windows must be at least 1")}
 	}
 	opts := classify.Options{ExcludeWriteback: popts.ExcludeWriteback, Windows: o.windows}
-	if opts.Drive, err = driveResults(o); err != nil {
+	if opts.Drive, err = o.drive.results(); err != nil {
 		return err
 	}
 	st, err := g.store()
@@ -89,23 +100,23 @@ func runClassify(g *globals, o *classifyOptions, arg string) error {
 	return report.WriteClassification(g.stdout, path, meta, res, o.top)
 }
 
-func driveResults(o *classifyOptions) (*classify.DriveResults, error) {
+func (o *driveFlags) results() (*classify.DriveResults, error) {
 	switch {
-	case o.drive != "" && (len(o.admRead) > 0 || len(o.admWrite) > 0):
+	case o.file != "" && (len(o.admRead) > 0 || len(o.admWrite) > 0):
 		return nil, usageError{errors.New("give --drive or --adm-read/--adm-write, not both")}
-	case o.drive != "":
-		f, err := os.Open(o.drive)
+	case o.file != "":
+		f, err := os.Open(o.file)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
 		d, err := classify.ReadDriveResults(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", o.drive, err)
+			return nil, fmt.Errorf("%s: %v", o.file, err)
 		}
 		return d, nil
 	case len(o.admRead) > 0 || len(o.admWrite) > 0:
-		d, err := classify.ADMResults(o.driveName, o.admRead, o.admWrite)
+		d, err := classify.ADMResults(o.name, o.admRead, o.admWrite)
 		if err != nil {
 			return nil, usageError{err}
 		}

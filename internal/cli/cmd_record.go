@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ioshape/ioshape/internal/recorder"
 	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/store"
-	"github.com/ioshape/ioshape/internal/tracefile"
 	"github.com/ioshape/ioshape/internal/tracer"
 )
 
@@ -108,41 +107,20 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	}
 	progress := newProgress(g)
 	cfg.Progress = progress.update
-	sess, err := tracer.Prepare(cfg)
-	if err != nil {
-		return err
-	}
-
 	id, path, err := g.newTracePath(o.output)
 	if err != nil {
 		return err
 	}
-	header := newHeader(id, o.label, target, sess)
-	w, err := tracefile.Create(path, header)
+	rec, err := recorder.Prepare(recorder.Request{
+		Tracer: cfg, Path: path, ID: id, Label: o.label, Owner: owner, ToolVersion: Version, CommandLine: os.Args,
+	})
 	if err != nil {
-		return fmt.Errorf("cannot create the trace file: %v", err)
+		return err
 	}
-	owner.Chown(path + tracefile.PartialSuffix)
-
-	res, runErr := sess.Run(cmd.Context(), w)
+	res, err := rec.Run(cmd.Context())
 	progress.done()
-	footer := tracefile.Footer{
-		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses, ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished,
-		UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors, Warnings: res.Warnings,
-		EndReason: res.EndReason, ExitStatus: res.ExitStatus, Devices: res.Devices,
-	}
-	if runErr != nil {
-		footer.EndReason = "error"
-		footer.Warnings = append(footer.Warnings, runErr.Error())
-	}
-	if err := w.Close(footer); err != nil {
-		return fmt.Errorf("cannot finish the trace file %s: %v", path, err)
-	}
-	if runErr != nil {
-		if res.Events == 0 {
-			os.Remove(path)
-		}
-		return runErr
+	if err != nil {
+		return err
 	}
 	return printRecorded(g, o, id, path, res)
 }
@@ -150,7 +128,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Result) error {
 	if o.json {
 		out := map[string]any{
-			"id": id, "path": path, "events": res.Events, "lost_events": res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors, "unfinished_requests": res.Unfinished,
+			"id": id, "path": path, "events": res.Events, "lost_events": recorder.Lost(res), "unfinished_requests": res.Unfinished,
 			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
 		}
 		enc := json.NewEncoder(g.stdout)
@@ -158,7 +136,7 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", report.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
-	if lost := res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors; lost > 0 {
+	if lost := recorder.Lost(res); lost > 0 {
 		fmt.Fprintf(g.stderr, ", LOST %s events", report.Count(lost))
 	}
 	fmt.Fprintln(g.stderr)
@@ -170,29 +148,6 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 	}
 	g.printTracePath(id, path)
 	return nil
-}
-
-func newHeader(id, label string, t tracer.Target, sess tracer.Session) tracefile.Header {
-	host, _ := os.Hostname()
-	sc := sess.Script()
-	h := tracefile.Header{
-		ID: id, Label: label, Tool: "ioshape", ToolVersion: Version,
-		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: tracer.KernelRelease(),
-		Backend: sess.Backend(), BackendVersion: sess.BackendVersion(), Script: sc.Name, ScriptSHA256: sc.SHA256,
-		Target: tracefile.Target{
-			Mode: t.Mode(), Command: t.Command, Pids: t.Pids, Names: t.Names, Launch: t.Launch, Cold: t.Cold,
-		},
-		CommandLine: os.Args,
-		Start:       time.Now().UTC(),
-		Fidelity:    sess.Fidelity(),
-	}
-	if t.Duration > 0 {
-		h.Target.Duration = t.Duration.String()
-	}
-	if t.Launch {
-		h.Target.Quiet = t.Quiet.String()
-	}
-	return h
 }
 
 func runAs(o store.Owner) tracer.User {

@@ -18,6 +18,8 @@ type Options struct {
 	Window time.Duration
 	// Devices names device numbers.
 	Devices []tracefile.Device
+	// Series also builds the time series and offset maps a report plots.
+	Series bool
 }
 
 // Profile is the result.
@@ -33,6 +35,7 @@ type Profile struct {
 	LateEvents int64 `json:"late_events"`
 	// Events is how many events were read.
 	Events   int64    `json:"-"`
+	Series   *Series  `json:"series,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -108,6 +111,7 @@ type Builder struct {
 	finished   bool
 	devByNum   map[event.Dev]tracefile.Device
 	seenEvents int64
+	series     *seriesBuilder
 }
 
 // NewBuilder returns an empty Builder.
@@ -123,6 +127,9 @@ func NewBuilder(opts Options) *Builder {
 		devByNum: map[event.Dev]tracefile.Device{},
 	}
 	b.wb.Included = !opts.ExcludeWriteback
+	if opts.Series {
+		b.series = newSeriesBuilder()
+	}
 	for _, d := range opts.Devices {
 		b.devByNum[event.Dev{Major: d.Major, Minor: d.Minor}] = d
 	}
@@ -185,6 +192,9 @@ func (b *Builder) countProcess(e *event.Event) {
 func (b *Builder) emitArrival(e *event.Event) {
 	b.layers[e.Layer].add(e)
 	b.devAgg(devKey{e.Layer, e.Dev}).add(e)
+	if b.series != nil {
+		b.series.add(e)
+	}
 }
 
 // dispatched is what the device-depth sweep needs of a block request.
@@ -233,6 +243,13 @@ func (b *Builder) Finish() *Profile {
 		Events:     b.seenEvents,
 	}
 	p.Devices = b.deviceProfiles()
+	if b.series != nil {
+		names := map[event.Dev]string{}
+		for n, d := range b.devByNum {
+			names[n] = d.Name
+		}
+		p.Series = b.series.result([2]*logHist{&b.layers[event.Block].lat, &b.layers[event.Syscall].lat}, names)
+	}
 	for _, pr := range b.procs {
 		p.Processes = append(p.Processes, *pr)
 	}

@@ -58,7 +58,7 @@ func writeHeader(w *errWriter, s *Show) {
 	} else {
 		w.printf("  recorded  %s, %s\n", t.Start.Local().Format(time.DateTime), backendText(t))
 	}
-	w.printf("  target    %s\n", targetText(t))
+	w.printf("  target    %s\n", TargetText(t))
 	status := fmt.Sprintf("%s, %s events", Micros(t.DurationS*1e6), Count(t.Events))
 	if t.EndReason != "" {
 		status += ", ended: " + t.EndReason
@@ -102,7 +102,8 @@ func backendText(t TraceInfo) string {
 	return t.Backend
 }
 
-func targetText(t TraceInfo) string {
+// TargetText describes what a trace recorded, in a line.
+func TargetText(t TraceInfo) string {
 	tg := t.Target
 	var s string
 	switch tg.Mode {

@@ -165,3 +165,25 @@ func (s *Store) Resolve(arg string) (string, error) {
 	}
 	return "", fmt.Errorf("no trace %q in %s (see 'ioshape ls')", arg, s.Dir)
 }
+
+// ErrNoTrace is returned by ByID for an ID the store does not hold.
+var ErrNoTrace = errors.New("no such trace")
+
+// ByID finds a trace by its exact ID and nothing else — no prefixes,
+// labels or paths — for callers whose argument comes from the network. The
+// path comes from the store's own listing, never from the argument.
+func (s *Store) ByID(id string) (Entry, error) {
+	if !ValidID(id) || len(id) != len(newID()) {
+		return Entry{}, ErrNoTrace
+	}
+	entries, err := s.List()
+	if err != nil {
+		return Entry{}, err
+	}
+	for _, e := range entries {
+		if e.ID == id {
+			return e, nil
+		}
+	}
+	return Entry{}, ErrNoTrace
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bufio"
+	"io"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/tracefile"
+	"github.com/ioshape/ioshape/internal/webreport"
+)
+
+type reportOptions struct {
+	output    string
+	json      bool
+	writeback string
+	top       int
+	drive     driveFlags
+}
+
+func newReportCommand(g *globals) *cobra.Command {
+	o := &reportOptions{}
+	c := &cobra.Command{
+		Use:   "report <trace>",
+		Short: "Write a trace's HTML report: one self-contained file that works offline",
+		Long: `Report writes the profile and classification of a trace as one HTML file with
+charts (block sizes, queue depth, latency, offsets and throughput over time,
+the pattern ranking, the drive estimate) — ECharts inlined, nothing loaded from
+the network. The default file is ioshape-<ID>.html in the current directory;
+-o - writes to standard output.`,
+		Example: `  ioshape report 7k3m9q
+  ioshape report -o launch.html --adm-read 6300,2100,900,60 --adm-write 5200,1900,800,140 7k3m9q`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(g, o, args[0]) },
+	}
+	f := c.Flags()
+	f.StringVarP(&o.output, "output", "o", "", "the HTML file to write (- for standard output)")
+	f.BoolVar(&o.json, "json", false, "print the report's data (profile with time series, and classification) as JSON instead")
+	f.StringVar(&o.writeback, "writeback", "include", "block I/O issued by kernel threads: include or exclude")
+	f.IntVar(&o.top, "top", 8, "matches the ranking shows")
+	o.drive.register(f)
+	return c
+}
+
+func runReport(g *globals, o *reportOptions, arg string) error {
+	if o.top < 1 {
+		return usageError{errors.New("--top must be at least 1")}
+	}
+	a, err := analyze(g, arg, o.writeback, &o.drive)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(a)
+	}
+	page := webreport.Report(a, webreport.Options{Top: o.top})
+	if o.output == "-" {
+		return page.Write(g.stdout)
+	}
+	out := o.output
+	if out == "" {
+		out = "ioshape-" + filepath.Base(a.Show.Trace.Name()) + ".html"
+	}
+	if err := writeFileAtomic(out, page.Write); err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout, out)
+	return nil
+}
+
+// analyze resolves a trace argument, profiles and classifies it.
+func analyze(g *globals, arg, writeback string, drive *driveFlags) (*report.Analysis, error) {
+	popts, err := profileOptions(writeback)
+	if err != nil {
+		return nil, err
+	}
+	copts := classify.Options{}
+	if copts.Drive, err = drive.results(); err != nil {
+		return nil, err
+	}
+	st, err := g.store()
+	if err != nil {
+		return nil, err
+	}
+	path, err := st.Resolve(arg)
+	if err != nil {
+		return nil, err
+	}
+	return report.Analyze(path, popts, copts, func(r *tracefile.Reader, what string) func() { return watch(g, r, what) })
+}
+
+// writeFileAtomic writes a file through a temporary beside it, so a
+// failure never leaves half a file under the name.
+func writeFileAtomic(path string, write func(w io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".ioshape-*.tmp")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %v", path, err)
+	}
+	defer os.Remove(f.Name())
+	w := bufio.NewWriter(f)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		os.Chmod(f.Name(), 0o644)
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %v", path, err)
+	}
+	return nil
+}

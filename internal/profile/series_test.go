@@ -1,0 +1,107 @@
+package profile
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// The series keeps every I/O and byte whatever the coarsening, and its mean
+// in-flight count matches the queue depth the workload was built with.
+func TestSeriesTotalsAndDepth(t *testing.T) {
+	for _, n := range []int{500, 200000} { // one bin width, and many doublings
+		evs := gen(n, 4, 4096, 200e3, 0, false, event.Read)
+		p := build(evs, Options{Series: true})
+		s := p.Series
+		if s == nil || s.Block == nil {
+			t.Fatalf("n=%d: no block series", n)
+		}
+		if len(s.Block.IOs) > maxBins {
+			t.Errorf("n=%d: %d bins, want at most %d", n, len(s.Block.IOs), maxBins)
+		}
+		var ios, bytes int64
+		var busy float64
+		for i := range s.Block.IOs {
+			ios += s.Block.IOs[i]
+			bytes += s.Block.ReadBytes[i]
+			busy += s.Block.InFlight[i]
+		}
+		if ios != int64(n) || bytes != int64(n)*4096 {
+			t.Errorf("n=%d: series has %d I/Os and %d bytes, want %d and %d", n, ios, bytes, n, n*4096)
+		}
+		// Away from the edges, four streams keep four I/Os in flight.
+		mid := s.Block.InFlight[len(s.Block.InFlight)/2]
+		if math.Abs(mid-4) > 0.05 {
+			t.Errorf("n=%d: in flight mid-trace %.3f, want 4", n, mid)
+		}
+		var latN int64
+		for _, b := range s.Block.Latency {
+			latN += b.Count
+			if b.Count > 0 && (b.FromUs > 200 || b.ToUs <= 200) {
+				t.Errorf("n=%d: latency bucket [%v,%v) has %d I/Os, all took 200 µs", n, b.FromUs, b.ToUs, b.Count)
+			}
+		}
+		if latN != int64(n) {
+			t.Errorf("n=%d: latency histogram holds %d I/Os, want %d", n, latN, n)
+		}
+		if len(s.Offsets) != 1 || s.Offsets[0].IOs != int64(n) {
+			t.Fatalf("n=%d: offset maps %+v", n, s.Offsets)
+		}
+		m := s.Offsets[0]
+		var cells int64
+		for _, c := range m.Cells {
+			cells += c.Reads + c.Writes
+			if c.Writes != 0 {
+				t.Fatalf("writes in a read-only workload")
+			}
+		}
+		if cells != int64(n) || len(m.Cells) > maxCells {
+			t.Errorf("n=%d: offset cells hold %d I/Os in %d cells", n, cells, len(m.Cells))
+		}
+	}
+}
+
+func TestSeriesOnlyWhenAsked(t *testing.T) {
+	if p := build(gen(100, 1, 4096, 1e5, 0, true, event.Write), Options{}); p.Series != nil {
+		t.Fatal("series built without Options.Series")
+	}
+}
+
+func TestBinsOutOfOrderAndCoarsening(t *testing.T) {
+	b := newBins(1)
+	b.add(0, 5e9, 1)
+	b.add(0, 1e6, 1) // before the first: bins grow to the left
+	b.add(0, 30e9, 1)
+	var sum float64
+	for _, v := range b.cols[0] {
+		sum += v
+	}
+	if sum != 3 || len(b.cols[0]) > maxBins {
+		t.Fatalf("sum %v over %d bins", sum, len(b.cols[0]))
+	}
+	if b.width*int64(maxBins) < 29e9 {
+		t.Fatalf("width %d cannot span 29 s in %d bins", b.width, maxBins)
+	}
+}
+
+// Times before zero (an imported trace's relative clock) bin like others.
+func TestBinsNegativeTimes(t *testing.T) {
+	b := newBins(1)
+	b.add(0, -41e6, 1)
+	b.add(0, 3e6, 1)
+	b.spread(0, -2e6, 2e6)
+	var sum float64
+	for _, v := range b.cols[0] {
+		sum += v
+	}
+	if sum != 2+4e6 {
+		t.Fatalf("sum %v, want %v", sum, 2+4e6)
+	}
+	g := newOffsetGrid()
+	g.add(-5e6, 1<<20, true)
+	g.add(5e6, 1<<40, false)
+	if g.ios != 2 || len(g.cells) != 2 {
+		t.Fatalf("grid %+v", g)
+	}
+}

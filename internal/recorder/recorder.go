@@ -1,0 +1,107 @@
+// Package recorder runs one recording from start to finished trace file:
+// it prepares the tracer session, creates the file, streams events into it
+// and writes the footer with everything the session learned — losses
+// included — whatever way the recording ends. The record command and the
+// daemon both record through it.
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/store"
+	"github.com/ioshape/ioshape/internal/tracefile"
+	"github.com/ioshape/ioshape/internal/tracer"
+)
+
+// Request is one recording.
+type Request struct {
+	Tracer tracer.Config
+	// Path is the trace file to write, ID its store ID ("" outside the
+	// store); Owner, if set, is given the file.
+	Path  string
+	ID    string
+	Label string
+	Owner store.Owner
+	// ToolVersion and CommandLine go into the trace's header.
+	ToolVersion string
+	CommandLine []string
+}
+
+// Prepared is a recording whose tracer has been checked, ready to run.
+type Prepared struct {
+	req  Request
+	sess tracer.Session
+}
+
+// Prepare checks everything that can be checked before a file is created:
+// root, the tracer, the target. Its errors are one line, for the user.
+func Prepare(req Request) (*Prepared, error) {
+	sess, err := tracer.Prepare(req.Tracer)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{req: req, sess: sess}, nil
+}
+
+// Run records until the target ends, the duration passes or ctx is
+// cancelled, and finishes the trace file. The file is complete even when
+// Run returns an error, unless no event was recorded (then it is removed).
+func (p *Prepared) Run(ctx context.Context) (tracer.Result, error) {
+	req := p.req
+	w, err := tracefile.Create(req.Path, header(req, p.sess))
+	if err != nil {
+		return tracer.Result{}, fmt.Errorf("cannot create the trace file: %v", err)
+	}
+	req.Owner.Chown(req.Path + tracefile.PartialSuffix)
+	res, runErr := p.sess.Run(ctx, w)
+	footer := tracefile.Footer{
+		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
+		ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished, UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors,
+		Warnings: res.Warnings, EndReason: res.EndReason, ExitStatus: res.ExitStatus, Devices: res.Devices,
+	}
+	if runErr != nil {
+		footer.EndReason = "error"
+		footer.Warnings = append(footer.Warnings, runErr.Error())
+	}
+	if err := w.Close(footer); err != nil {
+		return res, fmt.Errorf("cannot finish the trace file %s: %v", req.Path, err)
+	}
+	if runErr != nil && res.Events == 0 {
+		os.Remove(req.Path)
+	}
+	return res, runErr
+}
+
+// Lost is every event the recording knows it lost.
+func Lost(res tracer.Result) int64 {
+	return res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors
+}
+
+func header(req Request, sess tracer.Session) tracefile.Header {
+	host, _ := os.Hostname()
+	sc := sess.Script()
+	t := req.Tracer.Target
+	h := tracefile.Header{
+		ID: req.ID, Label: req.Label, Tool: "ioshape", ToolVersion: req.ToolVersion,
+		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: tracer.KernelRelease(),
+		Backend: sess.Backend(), BackendVersion: sess.BackendVersion(), Script: sc.Name, ScriptSHA256: sc.SHA256,
+		Target: tracefile.Target{
+			Mode: t.Mode(), Command: t.Command, Pids: t.Pids, Names: t.Names, Launch: t.Launch, Cold: t.Cold,
+		},
+		CommandLine: req.CommandLine,
+		Start:       time.Now().UTC(),
+		Fidelity:    sess.Fidelity(),
+	}
+	if t.Duration > 0 {
+		h.Target.Duration = t.Duration.String()
+	}
+	if t.Launch {
+		h.Target.Quiet = t.Quiet.String()
+	}
+	return h
+}
+

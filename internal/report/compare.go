@@ -1,0 +1,289 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/profile"
+)
+
+// Comparison is `ioshape compare`: traces side by side, the first being the
+// baseline the others are measured against.
+type Comparison struct {
+	Traces []ComparedTrace `json:"traces"`
+	Rows   []CompareRow    `json:"rows"`
+}
+
+// ComparedTrace names one trace and its best matches.
+type ComparedTrace struct {
+	ID         string      `json:"id"`
+	Label      string      `json:"label,omitempty"`
+	Path       string      `json:"path"`
+	Target     string      `json:"target"`
+	Start      time.Time   `json:"start"`
+	LostEvents int64       `json:"lost_events"`
+	Complete   bool        `json:"complete"`
+	Shape      string      `json:"shape,omitempty"`
+	Best       []BestMatch `json:"best_matches"`
+}
+
+// BestMatch is one of a trace's best-matching patterns.
+type BestMatch struct {
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+}
+
+// CompareRow is one measure across the traces. Values are null where a
+// trace has no such data (no block I/O, say). Change is each value's
+// relative difference from the first trace's (for fractions, the
+// difference in points). Matters marks rows where some trace differs from
+// the first by at least 10% (10 points for fractions).
+type CompareRow struct {
+	Key     string     `json:"key"`
+	Name    string     `json:"name"`
+	Unit    string     `json:"unit"`
+	Values  []*float64 `json:"values"`
+	Change  []*float64 `json:"change"`
+	Matters bool       `json:"matters"`
+}
+
+// Units of CompareRow values.
+const (
+	UnitBytes    = "bytes"
+	UnitCount    = "count"
+	UnitMicros   = "us"
+	UnitSeconds  = "s"
+	UnitFraction = "fraction"
+	UnitDepth    = "depth"
+	UnitMBs      = "MB/s"
+)
+
+type measure struct {
+	key, name, unit string
+	get             func(a *Analysis) (float64, bool)
+}
+
+func layerMeasure(key, name, unit string, block bool, f func(l *profile.Layer) float64) measure {
+	return measure{key, name, unit, func(a *Analysis) (float64, bool) {
+		l := a.Show.Syscall
+		if block {
+			l = a.Show.Block
+		}
+		if l == nil || l.IOs == 0 {
+			return 0, false
+		}
+		return f(l), true
+	}}
+}
+
+// measures are the differences that matter between two launches or two
+// copies, in the order they are shown.
+var measures = []measure{
+	{"duration_s", "duration", UnitSeconds, func(a *Analysis) (float64, bool) {
+		return a.Show.Trace.DurationS, a.Show.Trace.Complete
+	}},
+	layerMeasure("syscall_read_bytes", "bytes read (asked)", UnitBytes, false, func(l *profile.Layer) float64 { return float64(l.ReadBytes) }),
+	layerMeasure("block_read_bytes", "bytes read (drive)", UnitBytes, true, func(l *profile.Layer) float64 { return float64(l.ReadBytes) }),
+	layerMeasure("syscall_write_bytes", "bytes written (asked)", UnitBytes, false, func(l *profile.Layer) float64 { return float64(l.WriteBytes) }),
+	layerMeasure("block_write_bytes", "bytes written (drive)", UnitBytes, true, func(l *profile.Layer) float64 { return float64(l.WriteBytes) }),
+	layerMeasure("syscall_ios", "I/Os (asked)", UnitCount, false, func(l *profile.Layer) float64 { return float64(l.IOs) }),
+	layerMeasure("block_ios", "I/Os (drive)", UnitCount, true, func(l *profile.Layer) float64 { return float64(l.IOs) }),
+	{"block_size", "block size (by bytes)", UnitBytes, func(a *Analysis) (float64, bool) {
+		if a.Class == nil {
+			return 0, false
+		}
+		return float64(a.Class.Shape.BlockSizeBytes), true
+	}},
+	layerMeasure("syscall_qd_p50", "queue depth asked (p50)", UnitDepth, false, func(l *profile.Layer) float64 { return l.QueueDepth.P50 }),
+	layerMeasure("block_qd_p50", "queue depth at drive (p50)", UnitDepth, true, func(l *profile.Layer) float64 { return l.QueueDepth.P50 }),
+	layerMeasure("block_qd_max", "queue depth at drive (max)", UnitDepth, true, func(l *profile.Layer) float64 { return float64(l.QueueDepth.Max) }),
+	layerMeasure("syscall_latency_p50", "latency asked (p50)", UnitMicros, false, func(l *profile.Layer) float64 { return l.LatencyUs.P50 }),
+	layerMeasure("block_latency_p50", "latency at drive (p50)", UnitMicros, true, func(l *profile.Layer) float64 { return l.LatencyUs.P50 }),
+	layerMeasure("block_latency_p99", "latency at drive (p99)", UnitMicros, true, func(l *profile.Layer) float64 { return l.LatencyUs.P99 }),
+	{"random_fraction", "random I/O", UnitFraction, func(a *Analysis) (float64, bool) {
+		if a.Class == nil {
+			return 0, false
+		}
+		return round3(1 - a.Class.Shape.SequentialFraction), true
+	}},
+	{"read_fraction", "reads (by bytes)", UnitFraction, func(a *Analysis) (float64, bool) {
+		if a.Class == nil {
+			return 0, false
+		}
+		return a.Class.Shape.ReadFraction, true
+	}},
+	{"idle_fraction", "idle time", UnitFraction, func(a *Analysis) (float64, bool) {
+		if a.Class == nil {
+			return 0, false
+		}
+		return a.Class.Shape.IdleFraction, true
+	}},
+	layerMeasure("block_throughput", "drive throughput", UnitMBs, true, func(l *profile.Layer) float64 { return l.ThroughputMBs }),
+	{"reads_from_cache", "reads served by the cache", UnitFraction, func(a *Analysis) (float64, bool) {
+		pc := a.Show.PageCache
+		return pc.ReadsFromCache, pc.SyscallReadBytes > 0
+	}},
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Compare lines analyses up; the first is the baseline.
+func Compare(as []*Analysis) *Comparison {
+	c := &Comparison{}
+	for _, a := range as {
+		t := a.Show.Trace
+		ct := ComparedTrace{ID: t.ID, Label: t.Label, Path: t.Path, Target: TargetText(t), Start: t.Start, LostEvents: t.LostEvents, Complete: t.Complete, Best: []BestMatch{}}
+		if a.Class != nil {
+			s := a.Class.Shape
+			ct.Shape = fmt.Sprintf("%s %s QD %s, %s reads", s.Access, Bytes(s.BlockSizeBytes), Num(s.QueueDepth, 1), Percent(s.ReadFraction))
+			for i, m := range a.Class.Matches {
+				if i == 3 {
+					break
+				}
+				ct.Best = append(ct.Best, BestMatch{m.ID, m.Name, m.Score})
+			}
+		}
+		c.Traces = append(c.Traces, ct)
+	}
+	for _, m := range measures {
+		row := CompareRow{Key: m.key, Name: m.name, Unit: m.unit}
+		var any bool
+		for _, a := range as {
+			if v, ok := m.get(a); ok {
+				row.Values = append(row.Values, &v)
+				any = true
+			} else {
+				row.Values = append(row.Values, nil)
+			}
+		}
+		if !any {
+			continue
+		}
+		base := row.Values[0]
+		for _, v := range row.Values {
+			var ch *float64
+			if base != nil && v != nil {
+				var d float64
+				switch {
+				case m.unit == UnitFraction:
+					d = *v - *base
+				case *base != 0:
+					d = *v / *base - 1
+				case *v != 0:
+					d = math.Inf(1)
+				}
+				if !math.IsInf(d, 0) {
+					d = round3(d)
+					ch = &d
+				}
+				if math.Abs(d) >= 0.1 {
+					row.Matters = true
+				}
+			}
+			row.Change = append(row.Change, ch)
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	return c
+}
+
+// FormatValue formats a compare value in its unit.
+func FormatValue(unit string, v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	switch unit {
+	case UnitBytes:
+		return Bytes(int64(*v))
+	case UnitCount:
+		return Count(int64(*v))
+	case UnitMicros:
+		return Micros(*v)
+	case UnitSeconds:
+		return Num(*v, 2) + " s"
+	case UnitFraction:
+		return Percent(*v)
+	case UnitMBs:
+		return Num(*v, 1) + " MB/s"
+	}
+	return Num(*v, 1)
+}
+
+// FormatChange formats a change from the baseline.
+func FormatChange(unit string, ch *float64) string {
+	if ch == nil {
+		return ""
+	}
+	if unit == UnitFraction {
+		return fmt.Sprintf("%+.0f pt", *ch*100)
+	}
+	return fmt.Sprintf("%+.0f%%", *ch*100)
+}
+
+// WriteCompare prints a comparison for a terminal: one column per trace,
+// the change from the first beside each later value, and "*" on the rows
+// that differ by 10% (10 points) or more.
+func WriteCompare(w io.Writer, c *Comparison) error {
+	ew := &errWriter{w: w}
+	for i, t := range c.Traces {
+		name := t.ID
+		if name == "" {
+			name = t.Path
+		}
+		if t.Label != "" {
+			name += fmt.Sprintf(" %q", t.Label)
+		}
+		ew.printf("%s  %s  %s", string(rune('A'+i)), name, t.Target)
+		if t.LostEvents > 0 {
+			ew.printf("  (LOST %s events)", Count(t.LostEvents))
+		}
+		if !t.Complete {
+			ew.printf("  (incomplete recording)")
+		}
+		ew.printf("\n")
+	}
+	ew.printf("\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	head := []string{"", ""}
+	for i := range c.Traces {
+		head = append(head, string(rune('A'+i)))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range c.Rows {
+		mark := " "
+		if r.Matters {
+			mark = "*"
+		}
+		cells := []string{mark, r.Name}
+		for i, v := range r.Values {
+			s := FormatValue(r.Unit, v)
+			if i > 0 {
+				if ch := FormatChange(r.Unit, r.Change[i]); ch != "" {
+					s += " (" + ch + ")"
+				}
+			}
+			cells = append(cells, s)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	ew.printf("\n* differs from A by 10%% (10 points) or more\n\nBest matches\n")
+	for i, t := range c.Traces {
+		ew.printf("  %s  ", string(rune('A'+i)))
+		if t.Shape == "" {
+			ew.printf("no data I/O to classify\n")
+			continue
+		}
+		var names []string
+		for _, m := range t.Best {
+			names = append(names, fmt.Sprintf("%s (%.2f)", m.Name, m.Score))
+		}
+		ew.printf("%s → %s\n", t.Shape, strings.Join(names, "; "))
+	}
+	return ew.err
+}

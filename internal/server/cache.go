@@ -1,0 +1,91 @@
+package server
+
+import (
+	"container/list"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/report"
+)
+
+// cache keeps recent analyses, keyed by the trace file's path, size and
+// modification time, so a report opened twice is analysed once. One
+// analysis runs at a time: they are CPU-bound and the daemon shares the
+// machine with whatever is being measured.
+type cache struct {
+	mu    sync.Mutex
+	work  sync.Mutex
+	max   int
+	order *list.List // of *cacheEntry, most recent first
+	byKey map[cacheKey]*list.Element
+}
+
+type cacheKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+type cacheEntry struct {
+	key cacheKey
+	a   *report.Analysis
+}
+
+func newCache(max int) *cache {
+	return &cache{max: max, order: list.New(), byKey: map[cacheKey]*list.Element{}}
+}
+
+func keyOf(path string) (cacheKey, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return cacheKey{}, err
+	}
+	return cacheKey{path, fi.Size(), fi.ModTime()}, nil
+}
+
+// peek returns a cached analysis without computing one.
+func (c *cache) peek(path string) *report.Analysis {
+	k, err := keyOf(path)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[k]; ok {
+		c.order.MoveToFront(el)
+		return el.Value.(*cacheEntry).a
+	}
+	return nil
+}
+
+// get returns the analysis of the trace at path, computing it if needed.
+func (c *cache) get(path string) (*report.Analysis, error) {
+	if a := c.peek(path); a != nil {
+		return a, nil
+	}
+	c.work.Lock()
+	defer c.work.Unlock()
+	if a := c.peek(path); a != nil { // computed while we waited
+		return a, nil
+	}
+	k, err := keyOf(path)
+	if err != nil {
+		return nil, err
+	}
+	a, err := report.Analyze(path, profile.Options{}, classify.Options{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byKey[k] = c.order.PushFront(&cacheEntry{k, a})
+	for c.order.Len() > c.max {
+		el := c.order.Back()
+		delete(c.byKey, el.Value.(*cacheEntry).key)
+		c.order.Remove(el)
+	}
+	return a, nil
+}

@@ -1,0 +1,274 @@
+package webreport
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/report"
+)
+
+// letter names the i-th trace of a comparison, as the text view does.
+func letter(i int) string { return string(rune('A' + i)) }
+
+// mainLayer is the layer a trace's shape was read from (see
+// classify.ShapeOf): the one to overlay.
+func mainLayer(a *report.Analysis) (*profile.Layer, *profile.LayerSeries, string) {
+	p := a.Show.Profile
+	useBlock := a.Class != nil && a.Class.Shape.Layer == "block" || p.Syscall == nil || p.Syscall.IOs == 0
+	if useBlock && p.Block != nil {
+		var s *profile.LayerSeries
+		if p.Series != nil {
+			s = p.Series.Block
+		}
+		return p.Block, s, "block"
+	}
+	var s *profile.LayerSeries
+	if p.Series != nil {
+		s = p.Series.Syscall
+	}
+	return p.Syscall, s, "syscall"
+}
+
+// Compare builds the page comparing analyses; the first is the baseline.
+func Compare(as []*report.Analysis, c *report.Comparison, o Options) *Page {
+	names := make([]string, len(as))
+	for i, a := range as {
+		names[i] = letter(i) + ": " + a.Show.Trace.Name()
+	}
+	p := &Page{Title: "Comparison of " + strings.Join(names, ", "), Nav: o.Nav,
+		Subtitle: "Each later trace is measured against A. Rows that differ by 10% (10 points for shares) or more are highlighted."}
+	for i, a := range as {
+		for _, bn := range traceBanners(a.Show.Trace) {
+			bn.Title = letter(i) + ": " + bn.Title
+			p.Banners = append(p.Banners, bn)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`<h2>Traces</h2><table id="compared"><tr><th></th><th>trace</th><th>target</th><th>shape</th><th>best matches</th></tr>`)
+	for i, t := range c.Traces {
+		var best []string
+		for _, m := range t.Best {
+			best = append(best, fmt.Sprintf("%s (%.2f)", esc(m.Name), m.Score))
+		}
+		name := t.ID
+		if t.Label != "" {
+			name = t.Label + " (" + t.ID + ")"
+		}
+		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`, letter(i), esc(name), esc(t.Target), esc(t.Shape), strings.Join(best, "<br>"))
+	}
+	b.WriteString(`</table><h2>Differences</h2><table id="differences"><tr><th>measure</th>`)
+	for i := range c.Traces {
+		fmt.Fprintf(&b, `<th class="num">%s</th>`, letter(i))
+	}
+	b.WriteString(`</tr>`)
+	for _, r := range c.Rows {
+		cls := ""
+		if r.Matters {
+			cls = ` class="matters"`
+		}
+		fmt.Fprintf(&b, `<tr%s><td>%s</td>`, cls, esc(r.Name))
+		for i, v := range r.Values {
+			s := report.FormatValue(r.Unit, v)
+			if i > 0 {
+				if ch := report.FormatChange(r.Unit, r.Change[i]); ch != "" {
+					s += " (" + ch + ")"
+				}
+			}
+			fmt.Fprintf(&b, `<td class="num">%s</td>`, esc(s))
+		}
+		b.WriteString(`</tr>`)
+	}
+	b.WriteString(`</table><h2>Distributions</h2><div class="grid2">`)
+	for _, ch := range []chart{compareSizes(as), compareLatency(as), compareDepth(as), compareThroughput(as)} {
+		if ch.c != nil {
+			p.Charts = append(p.Charts, ch)
+			b.WriteString(string(section(ch)))
+		}
+	}
+	b.WriteString(`</div>`)
+	p.Body = template.HTML(b.String())
+	return p
+}
+
+func compareSizes(as []*report.Analysis) chart {
+	keys := map[int64]bool{}
+	for _, a := range as {
+		if l, _, _ := mainLayer(a); l != nil {
+			for _, h := range l.SizeBytes.Histogram {
+				keys[h.From] = true
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return chart{}
+	}
+	order := make([]int64, 0, len(keys))
+	for k := range keys {
+		order = append(order, k)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	labels := make([]string, len(order))
+	for i, k := range order {
+		labels[i] = sizeLabel(k)
+	}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(append(common("cmp_sizes", "340px"),
+		charts.WithXAxisOpts(opts.XAxis{Name: "size", Type: "category"}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "% of bytes", Type: "value"}))...)
+	bar.SetXAxis(labels)
+	for i, a := range as {
+		l, _, layer := mainLayer(a)
+		data := make([]opts.BarData, len(order))
+		if l != nil {
+			byFrom := map[int64]int64{}
+			var total int64
+			for _, h := range l.SizeBytes.Histogram {
+				byFrom[h.From] = h.Bytes
+				total += h.Bytes
+			}
+			for j, k := range order {
+				data[j] = opts.BarData{Value: pct(byFrom[k], total)}
+			}
+		}
+		bar.AddSeries(fmt.Sprintf("%s (%s)", letter(i), layer), data)
+	}
+	return chart{ID: "cmp_sizes", Title: "Block sizes, by bytes", c: bar,
+		Note: "Each trace at the layer its shape was read from (usually what the application asked for)."}
+}
+
+func compareLatency(as []*report.Analysis) chart {
+	type key = float64
+	seen := map[key]float64{}
+	for _, a := range as {
+		if _, s, _ := mainLayer(a); s != nil {
+			for _, b := range s.Latency {
+				seen[b.FromUs] = b.ToUs
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return chart{}
+	}
+	lo, hi := math.Inf(1), 0.0
+	for from, to := range seen {
+		lo, hi = math.Min(lo, from), math.Max(hi, to)
+	}
+	var froms []float64
+	for f := lo; f < hi*0.999; f = round3(f * math.Pow(2, 0.25)) {
+		froms = append(froms, f)
+	}
+	labels := make([]string, len(froms))
+	for i, f := range froms {
+		labels[i] = report.Micros(f)
+	}
+	bar := charts.NewLine()
+	bar.SetGlobalOptions(append(common("cmp_latency", "340px"),
+		charts.WithXAxisOpts(opts.XAxis{Name: "latency (log scale)", Type: "category"}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "% of I/Os", Type: "value"}))...)
+	bar.SetXAxis(labels)
+	for i, a := range as {
+		_, s, layer := mainLayer(a)
+		data := make([]opts.LineData, len(froms))
+		if s != nil {
+			var n int64
+			for _, b := range s.Latency {
+				n += b.Count
+			}
+			for j, f := range froms {
+				var c int64
+				for _, b := range s.Latency {
+					if math.Abs(b.FromUs-f) <= f*0.01 {
+						c += b.Count
+					}
+				}
+				data[j] = opts.LineData{Value: pct(c, n)}
+			}
+		}
+		bar.AddSeries(fmt.Sprintf("%s (%s)", letter(i), layer), data, charts.WithLineChartOpts(opts.LineChart{Step: "middle", ShowSymbol: opts.Bool(false)}))
+	}
+	return chart{ID: "cmp_latency", Title: "Latency", c: bar, Note: "Issue to completion, a quarter of a power of two per step."}
+}
+
+func compareDepth(as []*report.Analysis) chart {
+	keys := map[int]string{}
+	for _, a := range as {
+		if l, _, _ := mainLayer(a); l != nil {
+			for _, h := range l.QueueDepth.Histogram {
+				k, label := depthLabel(h.Depth)
+				keys[k] = label
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return chart{}
+	}
+	order := make([]int, 0, len(keys))
+	for k := range keys {
+		order = append(order, k)
+	}
+	sort.Ints(order)
+	labels := make([]string, len(order))
+	for i, k := range order {
+		labels[i] = keys[k]
+	}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(append(common("cmp_depth", "340px"),
+		charts.WithXAxisOpts(opts.XAxis{Name: "depth", Type: "category"}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "% of I/Os", Type: "value"}))...)
+	bar.SetXAxis(labels)
+	for i, a := range as {
+		l, _, layer := mainLayer(a)
+		data := make([]opts.BarData, len(order))
+		if l != nil {
+			counts := map[int]int64{}
+			var n int64
+			for _, h := range l.QueueDepth.Histogram {
+				k, _ := depthLabel(h.Depth)
+				counts[k] += h.Count
+				n += h.Count
+			}
+			for j, k := range order {
+				data[j] = opts.BarData{Value: pct(counts[k], n)}
+			}
+		}
+		bar.AddSeries(fmt.Sprintf("%s (%s)", letter(i), layer), data)
+	}
+	return chart{ID: "cmp_depth", Title: "Queue depth", c: bar, Note: "The depth each I/O found on arrival."}
+}
+
+func compareThroughput(as []*report.Analysis) chart {
+	line := charts.NewLine()
+	line.SetGlobalOptions(append(common("cmp_throughput", "340px"),
+		charts.WithXAxisOpts(opts.XAxis{Name: "s from start", Type: "value"}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "MB/s", Type: "value"}),
+		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}))...)
+	any := false
+	var widest float64
+	for i, a := range as {
+		ser := a.Show.Series
+		_, s, layer := mainLayer(a)
+		if ser == nil || s == nil {
+			continue
+		}
+		widest = math.Max(widest, ser.BinS)
+		ts := seriesTimes(ser, len(s.IOs))
+		data := make([]opts.LineData, len(ts))
+		for j := range ts {
+			data[j] = opts.LineData{Value: []float64{ts[j], round3(float64(s.ReadBytes[j]+s.WriteBytes[j]) / 1e6 / ser.BinS)}}
+		}
+		line.AddSeries(fmt.Sprintf("%s (%s)", letter(i), layer), data, charts.WithLineChartOpts(opts.LineChart{Step: "start", ShowSymbol: opts.Bool(false)}))
+		any = true
+	}
+	if !any {
+		return chart{}
+	}
+	return chart{ID: "cmp_throughput", Title: "Throughput over time", c: line,
+		Note: fmt.Sprintf("Each trace from its first I/O, in bins of up to %s (each trace's own).", report.Micros(widest*1e6))}
+}
