@@ -299,8 +299,7 @@ func latencyChart(id string, p *profile.Profile) (chart, bool) {
 			if short == "drive" {
 				s.MarkLines.Label = &opts.Label{Show: opts.Bool(true), Formatter: "{b}", Position: "insideEndBottom"}
 			}
-		}
-		))
+		}))
 	}
 	return chart{ID: id, Title: "Latency", c: bar,
 		Note: "Issue to completion. Buckets are a quarter of a power of two wide; the lines mark p50, p99 and p99.9."}, true
