@@ -2,10 +2,10 @@ package cli
 
 import (
 	"bufio"
-	"io"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 

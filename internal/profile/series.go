@@ -68,7 +68,7 @@ type OffsetCell struct {
 const (
 	maxBins       = 1000
 	maxCells      = 12000
-	maxOffsetRows = 512
+	maxOffsetRows = 128
 	firstBinNs    = int64(1e6) // 1 ms, doubled as needed
 )
 

@@ -104,4 +104,3 @@ func header(req Request, sess tracer.Session) tracefile.Header {
 	}
 	return h
 }
-

@@ -191,6 +191,7 @@ var listTemplate = template.Must(template.New("list").Funcs(template.FuncMap{
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="ioshape-token" content="{{.Token}}">
 <title>Traces — ioshape</title>
+<link rel="icon" href="data:,">
 <style>{{.CSS}}</style>
 <script src="/static/app.js" defer></script>
 </head>

@@ -254,8 +254,7 @@ func (s *Server) apiStopRecording(w http.ResponseWriter, r *http.Request) {
 func (s *Server) apiRecordingStatus(w http.ResponseWriter, r *http.Request) {
 	st := s.status()
 	if st == nil {
-		httpError(w, http.StatusNotFound, "no recording yet")
-		return
+		st = &JobStatus{} // none yet: not running
 	}
 	writeJSON(w, http.StatusOK, st)
 }

@@ -73,6 +73,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Page.Title}} — ioshape</title>
+<link rel="icon" href="data:,">
 <style>{{.CSS}}</style>
 <script>{{.ECharts}}</script>
 </head>

@@ -1,0 +1,225 @@
+//go:build linux
+
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/server"
+)
+
+// These tests record real I/O through the daemon's API, as the browser's
+// recording form does.
+
+type daemon struct {
+	base, token string
+	cmd         *exec.Cmd
+	stderr      *lockedBuffer
+}
+
+func startDaemon(t *testing.T, store string, extra ...string) *daemon {
+	t.Helper()
+	base, c, errb := startServe(t, nil, append([]string{"--store", store}, extra...)...)
+	d := &daemon{base: base, cmd: c, stderr: errb}
+	res, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="ioshape-token" content="([0-9a-f]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("no token in the list page")
+	}
+	d.token = string(m[1])
+	return d
+}
+
+func (d *daemon) post(t *testing.T, path string, body any) (int, server.JobStatus) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", d.base+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-IOShape-Token", d.token)
+	req.Header.Set("Origin", d.base)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var st server.JobStatus
+	json.Unmarshal(raw, &st)
+	if res.StatusCode >= 300 {
+		t.Logf("POST %s: %d %s", path, res.StatusCode, raw)
+	}
+	return res.StatusCode, st
+}
+
+// follow reads a recording's server-sent events until "done", returning
+// the progress events seen and the final status.
+func (d *daemon) follow(t *testing.T, id string, onProgress func(server.JobStatus)) ([]server.JobStatus, server.JobStatus) {
+	t.Helper()
+	res, err := http.Get(d.base + "/api/recordings/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("events: %d %s", res.StatusCode, ct)
+	}
+	var progress []server.JobStatus
+	sc := bufio.NewScanner(res.Body)
+	kind := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			kind = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			var st server.JobStatus
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &st); err != nil {
+				t.Fatalf("event data: %v", err)
+			}
+			if kind == "done" {
+				return progress, st
+			}
+			progress = append(progress, st)
+			if onProgress != nil {
+				onProgress(st)
+			}
+		}
+	}
+	t.Fatalf("event stream ended without done: %v", sc.Err())
+	return nil, server.JobStatus{}
+}
+
+func TestServeRecordsACommand(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	os.Chmod(dir, 0o755)
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 8)
+	os.Chmod(file, 0o644)
+	d := startDaemon(t, store, "--run-as", "nobody")
+
+	// An argument vector, no shell: the ';' is dd's argument, not a command separator.
+	code, st := d.post(t, "/api/recordings", map[string]any{
+		"mode": "command", "label": "dd from the browser",
+		"command": []string{"dd", "if=" + file, "of=/dev/null", "bs=64k", "iflag=direct", "status=none"},
+	})
+	if code != http.StatusCreated || !st.Running {
+		t.Fatalf("start: %d %+v; daemon: %s", code, st, d.stderr.String())
+	}
+	if code, _ := d.post(t, "/api/recordings", map[string]any{"mode": "all", "duration": "1s"}); code != http.StatusConflict {
+		t.Errorf("a second recording at once: %d, want 409", code)
+	}
+	progress, done := d.follow(t, st.ID, nil)
+	if len(progress) == 0 || done.Running || done.Error != "" || done.Events == 0 || done.TraceURL != "/traces/"+st.ID {
+		t.Fatalf("%d progress events; done %+v; daemon: %s", len(progress), done, d.stderr.String())
+	}
+	res, err := http.Get(d.base + "/api/traces/" + st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var a report.Analysis
+	if err := json.NewDecoder(res.Body).Decode(&a); err != nil {
+		t.Fatal(err)
+	}
+	s := a.Show
+	if s.Trace.Label != "dd from the browser" || s.Trace.Target.Mode != "command" || s.Trace.ExitStatus == nil || *s.Trace.ExitStatus != 0 {
+		t.Errorf("trace %+v", s.Trace)
+	}
+	var ddRead int64
+	var ddSeen bool
+	for _, p := range s.Processes {
+		if p.Comm == "dd" {
+			ddRead += p.SyscallReadBytes
+			ddSeen = true
+		}
+	}
+	// 8 MiB of the file, plus the few KiB the dynamic loader reads at exec.
+	if !ddSeen || ddRead < 8<<20 || ddRead > 8<<20+64<<10 {
+		t.Errorf("dd read %d bytes through syscalls, want %d and the loader's few KiB", ddRead, 8<<20)
+	}
+	// The new trace is in the list.
+	res2, err := http.Get(d.base + "/api/traces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res2.Body.Close()
+	var items []server.ListItem
+	json.NewDecoder(res2.Body).Decode(&items)
+	if len(items) != 1 || items[0].ID != st.ID || items[0].Status != "ok" {
+		t.Errorf("list %+v", items)
+	}
+	fi, err := os.Stat(filepath.Join(store, "traces", st.ID+".iotrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != 0 {
+		t.Logf("trace owned by uid %d", uid)
+	}
+}
+
+// Stopping the daemon finishes a recording in progress: the trace is
+// complete, not a .partial.
+func TestServeShutdownFinishesRecording(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	d := startDaemon(t, store)
+	code, st := d.post(t, "/api/recordings", map[string]any{"mode": "all", "label": "until shutdown"})
+	if code != http.StatusCreated {
+		t.Fatalf("start: %d; daemon: %s", code, d.stderr.String())
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var cur server.JobStatus
+		if res, err := http.Get(d.base + "/api/recordings/current"); err == nil {
+			json.NewDecoder(res.Body).Decode(&cur)
+			res.Body.Close()
+		}
+		if cur.Ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the recording never became ready; daemon: %s", d.stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if b, err := exec.Command("dd", "if=/dev/zero", "of="+filepath.Join(dir, "out"), "bs=256k", "count=8", "oflag=direct").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- d.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve exited with %v; stderr: %s", err, d.stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not stop within 60 s")
+	}
+	if _, err := os.Stat(filepath.Join(store, "traces", st.ID+".iotrace")); err != nil {
+		t.Fatalf("no finished trace after shutdown: %v; stderr: %s", err, d.stderr.String())
+	}
+	s := showJSON(t, store, st.ID)
+	if !s.Trace.Complete || s.Trace.Events == 0 {
+		t.Errorf("trace after shutdown: complete=%v events=%d end=%q", s.Trace.Complete, s.Trace.Events, s.Trace.EndReason)
+	}
+}
