@@ -42,4 +42,8 @@ bin/ioshape show "$id"
 echo
 bin/ioshape classify --top 3 "$id"
 echo
+bin/ioshape report -o ioshape-demo.html "$id" >/dev/null
+[ -n "${SUDO_UID:-}" ] && chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" ioshape-demo.html
+echo "HTML report: $PWD/ioshape-demo.html (or browse every trace with: bin/ioshape serve)"
+echo
 bin/ioshape ls

@@ -107,17 +107,17 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	}
 	progress := newProgress(g)
 	cfg.Progress = progress.update
-	id, path, err := g.newTracePath(o.output)
-	if err != nil {
-		return err
-	}
 	rec, err := recorder.Prepare(recorder.Request{
-		Tracer: cfg, Path: path, ID: id, Label: o.label, Owner: owner, ToolVersion: Version, CommandLine: os.Args,
+		Tracer: cfg, Label: o.label, Owner: owner, ToolVersion: Version, CommandLine: os.Args,
 	})
 	if err != nil {
 		return err
 	}
-	res, err := rec.Run(cmd.Context())
+	id, path, err := g.newTracePath(o.output)
+	if err != nil {
+		return err
+	}
+	res, err := rec.Run(cmd.Context(), id, path)
 	progress.done()
 	if err != nil {
 		return err

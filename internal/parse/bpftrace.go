@@ -111,21 +111,31 @@ func (r *BpftraceReader) parseBlock(b []byte) string {
 		}
 		n[i] = v
 	}
-	arrive, dispatch, complete, dev, sector, size, errno := n[0], n[1], n[2], n[3], n[4], n[5], n[6]
-	pid, tid, kthread := n[7], n[8], n[9]
 	e := &r.rec.Event
+	fillBlock(e, n[0], n[1], n[2], uint64(n[3]), n[4], n[5], n[6], uint32(n[7]), uint32(n[8]), n[9] != 0, string(f[11]))
+	var flags event.Flags
+	e.Op, flags = decodeRWBS(f[7], 0)
+	finishBlock(e, flags)
+	r.rec.Kind = KindEvent
+	return ""
+}
+
+// fillBlock makes a block-layer event from a completed request (shared by
+// the text and binary decoders). errno is the tracer's: negative, or a
+// positive block status.
+func fillBlock(e *event.Event, arrive, dispatch, complete int64, dev uint64, sector, size, errno int64, pid, tid uint32, kthread bool, comm string) {
 	*e = event.Event{
 		Layer:  event.Block,
 		Start:  arrive,
 		End:    complete,
-		Dev:    event.DevFromKernel(uint64(dev)),
+		Dev:    event.DevFromKernel(dev),
 		Offset: sector * 512,
 		Size:   size,
 		Bytes:  size,
 		Errno:  int32(-errno),
-		Pid:    uint32(pid),
-		Tid:    uint32(tid),
-		Comm:   string(f[11]),
+		Pid:    pid,
+		Tid:    tid,
+		Comm:   comm,
 	}
 	if errno != 0 {
 		e.Bytes = 0
@@ -140,10 +150,14 @@ func (r *BpftraceReader) parseBlock(b []byte) string {
 			e.Start = dispatch
 		}
 	}
-	if kthread != 0 {
+	if kthread {
 		e.Flags |= event.FlagKernel
 	}
-	e.Op, e.Flags = decodeRWBS(f[7], e.Flags)
+}
+
+// finishBlock applies the request's op flags once e.Op is set.
+func finishBlock(e *event.Event, flags event.Flags) {
+	e.Flags |= flags
 	if e.Size == 0 && e.Op.IsData() {
 		// An empty request moves no data: with a preflush it only flushes the
 		// cache; otherwise it is some other command.
@@ -155,8 +169,6 @@ func (r *BpftraceReader) parseBlock(b []byte) string {
 	if e.Op == event.Flush || e.Size == 0 {
 		e.Offset = -1
 	}
-	r.rec.Kind = KindEvent
-	return ""
 }
 
 // decodeRWBS reads the kernel's rwbs string (blk_fill_rwbs): an optional F
@@ -225,25 +237,33 @@ func (r *BpftraceReader) parseSyscall(b []byte) string {
 		}
 		n[i] = v
 	}
-	call := event.Call(n[0])
-	if !call.Valid() {
-		return fmt.Sprintf("unknown call %d", n[0])
+	if msg := fillSyscall(&r.rec.Event, event.Call(n[0]), n[1], n[2], uint32(n[3]), uint32(n[4]), uint64(n[6]), uint64(n[7]), n[8], n[9], n[10], uint64(n[11]), n[12], string(f[13]), r.oDirect); msg != "" {
+		return msg
 	}
-	ret, fflags, role := n[10], uint64(n[11]), n[12]
-	e := &r.rec.Event
+	r.rec.Kind = KindEvent
+	return ""
+}
+
+// fillSyscall makes a syscall-layer event (shared by the text and binary
+// decoders). role: 0 plain; 1 copy source whose destination follows; 2
+// copy destination; 3 copy source alone.
+func fillSyscall(e *event.Event, call event.Call, start, end int64, pid, tid uint32, dev, ino uint64, offset, size, ret int64, fflags uint64, role int64, comm string, oDirect uint64) string {
+	if !call.Valid() {
+		return fmt.Sprintf("unknown call %d", call)
+	}
 	*e = event.Event{
 		Layer:  event.Syscall,
 		Call:   call,
 		Op:     callOp(call),
-		Start:  n[1],
-		End:    n[2],
-		Pid:    uint32(n[3]),
-		Tid:    uint32(n[4]),
-		Dev:    event.DevFromKernel(uint64(n[6])),
-		Inode:  uint64(n[7]),
-		Offset: n[8],
-		Size:   n[9],
-		Comm:   string(f[13]),
+		Start:  start,
+		End:    end,
+		Pid:    pid,
+		Tid:    tid,
+		Dev:    event.DevFromKernel(dev),
+		Inode:  ino,
+		Offset: offset,
+		Size:   size,
+		Comm:   comm,
 	}
 	if ret >= 0 {
 		e.Bytes = ret
@@ -266,7 +286,7 @@ func (r *BpftraceReader) parseSyscall(b []byte) string {
 	if !e.Op.IsData() {
 		e.Offset = -1
 	}
-	if r.oDirect != 0 && fflags&r.oDirect != 0 {
+	if oDirect != 0 && fflags&oDirect != 0 {
 		e.Flags |= event.FlagDirect
 	}
 	if fflags&oDsync != 0 {
@@ -275,7 +295,6 @@ func (r *BpftraceReader) parseSyscall(b []byte) string {
 	if call.IsAsync() {
 		e.Flags |= event.FlagAsync
 	}
-	r.rec.Kind = KindEvent
 	return ""
 }
 

@@ -1,8 +1,3 @@
-// Package recorder runs one recording from start to finished trace file:
-// it prepares the tracer session, creates the file, streams events into it
-// and writes the footer with everything the session learned — losses
-// included — whatever way the recording ends. The record command and the
-// daemon both record through it.
 package recorder
 
 import (
@@ -20,11 +15,8 @@ import (
 // Request is one recording.
 type Request struct {
 	Tracer tracer.Config
-	// Path is the trace file to write, ID its store ID ("" outside the
-	// store); Owner, if set, is given the file.
-	Path  string
-	ID    string
-	Label string
+	Label  string
+	// Owner, if set, is given the trace file.
 	Owner store.Owner
 	// ToolVersion and CommandLine go into the trace's header.
 	ToolVersion string
@@ -47,16 +39,17 @@ func Prepare(req Request) (*Prepared, error) {
 	return &Prepared{req: req, sess: sess}, nil
 }
 
-// Run records until the target ends, the duration passes or ctx is
-// cancelled, and finishes the trace file. The file is complete even when
-// Run returns an error, unless no event was recorded (then it is removed).
-func (p *Prepared) Run(ctx context.Context) (tracer.Result, error) {
+// Run records into the trace file at path (id is its store ID, "" outside
+// the store) until the target ends, the duration passes or ctx is
+// cancelled, and finishes the file. The file is complete even when Run
+// returns an error, unless no event was recorded (then it is removed).
+func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, error) {
 	req := p.req
-	w, err := tracefile.Create(req.Path, header(req, p.sess))
+	w, err := tracefile.Create(path, header(req, id, p.sess))
 	if err != nil {
 		return tracer.Result{}, fmt.Errorf("cannot create the trace file: %v", err)
 	}
-	req.Owner.Chown(req.Path + tracefile.PartialSuffix)
+	req.Owner.Chown(path + tracefile.PartialSuffix)
 	res, runErr := p.sess.Run(ctx, w)
 	footer := tracefile.Footer{
 		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
@@ -68,10 +61,10 @@ func (p *Prepared) Run(ctx context.Context) (tracer.Result, error) {
 		footer.Warnings = append(footer.Warnings, runErr.Error())
 	}
 	if err := w.Close(footer); err != nil {
-		return res, fmt.Errorf("cannot finish the trace file %s: %v", req.Path, err)
+		return res, fmt.Errorf("cannot finish the trace file %s: %v", path, err)
 	}
 	if runErr != nil && res.Events == 0 {
-		os.Remove(req.Path)
+		os.Remove(path)
 	}
 	return res, runErr
 }
@@ -81,12 +74,12 @@ func Lost(res tracer.Result) int64 {
 	return res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors
 }
 
-func header(req Request, sess tracer.Session) tracefile.Header {
+func header(req Request, id string, sess tracer.Session) tracefile.Header {
 	host, _ := os.Hostname()
 	sc := sess.Script()
 	t := req.Tracer.Target
 	h := tracefile.Header{
-		ID: req.ID, Label: req.Label, Tool: "ioshape", ToolVersion: req.ToolVersion,
+		ID: id, Label: req.Label, Tool: "ioshape", ToolVersion: req.ToolVersion,
 		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: tracer.KernelRelease(),
 		Backend: sess.Backend(), BackendVersion: sess.BackendVersion(), Script: sc.Name, ScriptSHA256: sc.SHA256,
 		Target: tracefile.Target{

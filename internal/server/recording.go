@@ -197,20 +197,21 @@ func (s *Server) apiStartRecording(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusConflict, "a recording is already running (%s): stop it first", s.job.ID)
 		return
 	}
-	id, path, err := s.cfg.Store.NewPath()
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	j := &job{ID: id, Label: req.Label, Path: path}
+	j := &job{Label: req.Label}
 	cfg := tracer.Config{Target: t, Backend: s.cfg.Backend, RunAs: s.cfg.RunAs, MapKeys: 1 << 16, PerfPages: 1 << 10,
 		Progress: func(p tracer.Progress) { j.mu.Lock(); j.progress = p; j.mu.Unlock() }}
-	rec, err := recorder.Prepare(recorder.Request{Tracer: cfg, Path: path, ID: id, Label: req.Label, Owner: s.cfg.Owner,
+	rec, err := recorder.Prepare(recorder.Request{Tracer: cfg, Label: req.Label, Owner: s.cfg.Owner,
 		ToolVersion: s.cfg.ToolVersion, CommandLine: append([]string{"ioshape serve: record"}, req.Command...)})
 	if err != nil {
 		httpError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	id, path, err := s.cfg.Store.NewPath()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	j.ID, j.Path = id, path
 	ctx, cancel := context.WithCancel(s.ctx)
 	j.cancel = cancel
 	s.job = j
@@ -218,7 +219,7 @@ func (s *Server) apiStartRecording(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		res, err := rec.Run(ctx)
+		res, err := rec.Run(ctx, id, path)
 		j.mu.Lock()
 		j.done, j.result = true, res
 		if err != nil {

@@ -1,0 +1,114 @@
+package parse
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// NativeRecordSize is the size of a record from ioshape's eBPF programs
+// (struct record in dscripts/ioshape.bpf.c):
+//
+//	0 kind u8, 1 role u8, 2 op u8, 3 flags u8, 4 pid u32, 8 tid u32,
+//	12 status s32, 16 start u64, 24 dispatch u64, 32 end u64, 40 dev u64,
+//	48 offset s64, 56 size u64, 64 ret s64, 72 ino u64, 80 fflags u64,
+//	88 call u32, 92 child u32, 96 comm [16]byte
+//
+// in the host's byte order (little-endian on x86_64 and arm64).
+const NativeRecordSize = 112
+
+// Record kinds of the native format.
+const (
+	nativeBlock   = 1
+	nativeSyscall = 2
+	nativeFork    = 3
+	nativeExit    = 4
+)
+
+// Block ops and flags as the eBPF programs normalise them from the
+// kernel's REQ_* values.
+const (
+	nativeOpRead    = 1
+	nativeOpWrite   = 2
+	nativeOpFlush   = 3
+	nativeOpDiscard = 4
+
+	nativePreflush = 1
+	nativeFUA      = 2
+	nativeRahead   = 4
+	nativeSync     = 8
+	nativeMeta     = 16
+	nativeKthread  = 32
+)
+
+// DecodeNative decodes one record. oDirect is the O_DIRECT bit of the
+// architecture that recorded it (ODirectFor).
+func DecodeNative(b []byte, oDirect uint64) (Record, error) {
+	var rec Record
+	if len(b) < NativeRecordSize {
+		return rec, fmt.Errorf("native record of %d bytes, want %d", len(b), NativeRecordSize)
+	}
+	le := binary.LittleEndian
+	u32 := func(off int) uint32 { return le.Uint32(b[off:]) }
+	u64 := func(off int) uint64 { return le.Uint64(b[off:]) }
+	comm := b[96:112]
+	if i := bytes.IndexByte(comm, 0); i >= 0 {
+		comm = comm[:i]
+	}
+	switch b[0] {
+	case nativeBlock:
+		// The program sees the kernel's blk_status_t, whose values differ
+		// between versions; a failed request is reported as EIO.
+		errno := int64(0)
+		if u32(12) != 0 {
+			errno = -5
+		}
+		e := &rec.Event
+		fillBlock(e, int64(u64(16)), int64(u64(24)), int64(u64(32)), u64(40), int64(u64(48)), int64(u64(56)), errno,
+			u32(4), u32(8), b[3]&nativeKthread != 0, string(comm))
+		var flags event.Flags
+		switch b[2] {
+		case nativeOpRead:
+			e.Op = event.Read
+		case nativeOpWrite:
+			e.Op = event.Write
+		case nativeOpFlush:
+			e.Op = event.Flush
+		case nativeOpDiscard:
+			e.Op = event.Discard
+		default:
+			e.Op = event.Other
+		}
+		for _, f := range []struct {
+			bit  byte
+			flag event.Flags
+		}{{nativePreflush, event.FlagPreflush}, {nativeFUA, event.FlagFUA}, {nativeRahead, event.FlagReadahead}, {nativeSync, event.FlagSync}, {nativeMeta, event.FlagMeta}} {
+			if b[3]&f.bit != 0 {
+				flags |= f.flag
+			}
+		}
+		if e.Op == event.Other && flags&event.FlagPreflush != 0 { // an empty preflush is a flush
+			e.Op = event.Flush
+		}
+		finishBlock(e, flags)
+		rec.Kind = KindEvent
+	case nativeSyscall:
+		if c := u32(88); c > 0xff {
+			return rec, fmt.Errorf("native record: unknown call %d", c)
+		}
+		if msg := fillSyscall(&rec.Event, event.Call(u32(88)), int64(u64(16)), int64(u64(32)), u32(4), u32(8), u64(40), u64(72),
+			int64(u64(48)), int64(u64(56)), int64(u64(64)), u64(80), int64(b[1]), string(comm), oDirect); msg != "" {
+			return rec, fmt.Errorf("native record: %s", msg)
+		}
+		rec.Kind = KindEvent
+	case nativeFork:
+		rec = Record{Kind: KindFork, Pid: int(u32(4)), Child: int(u32(92))}
+	case nativeExit:
+		rec = Record{Kind: KindExit, Pid: int(u32(4))}
+	default:
+		return rec, fmt.Errorf("native record of unknown kind %d", b[0])
+	}
+	return rec, nil
+}
