@@ -64,7 +64,7 @@ func newRecordCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.cold, "cold", false, "sync and drop the page cache first, as after a reboot")
 	f.StringVarP(&o.label, "label", "l", "", "a name for the trace")
 	f.StringVarP(&o.output, "output", "o", "", "write the trace to this file instead of the store")
-	f.StringVar(&o.backend, "backend", "auto", "tracer: auto (bpftrace on Linux, DTrace on macOS), bpftrace, dtrace or fsusage")
+	f.StringVar(&o.backend, "backend", "auto", "tracer: auto (native eBPF on Linux, DTrace on macOS), native, bpftrace, dtrace or fsusage")
 	f.IntVar(&o.mapKeys, "map-keys", 1<<16, "in-flight I/Os the tracer can track at once")
 	f.IntVar(&o.perfPages, "perf-pages", 1<<10, "tracer output buffer per CPU, in pages (a power of two)")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
@@ -74,9 +74,9 @@ func newRecordCommand(g *globals) *cobra.Command {
 
 func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) error {
 	switch o.backend {
-	case tracer.BackendAuto, tracer.BackendBpftrace, tracer.BackendDTrace, tracer.BackendFsUsage:
+	case tracer.BackendAuto, tracer.BackendNative, tracer.BackendBpftrace, tracer.BackendDTrace, tracer.BackendFsUsage:
 	default:
-		return usageError{fmt.Errorf("unknown backend %q (auto, bpftrace, dtrace, fsusage)", o.backend)}
+		return usageError{fmt.Errorf("unknown backend %q (auto, native, bpftrace, dtrace, fsusage)", o.backend)}
 	}
 	if o.perfPages <= 0 || o.perfPages&(o.perfPages-1) != 0 {
 		return usageError{errors.New("--perf-pages must be a power of two")}

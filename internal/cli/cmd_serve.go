@@ -42,7 +42,7 @@ It listens on 127.0.0.1 unless --addr says otherwise.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on (host:port; port 0 picks a free one)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another host name browsers may use for this daemon (with a non-loopback --addr)")
 	f.StringVar(&o.runAs, "run-as", "", "user that commands recorded from the browser run as (default: the sudo caller)")
-	f.StringVar(&o.backend, "backend", "auto", "tracer for recordings: auto, bpftrace, dtrace or fsusage")
+	f.StringVar(&o.backend, "backend", "auto", "tracer for recordings: auto, native, bpftrace, dtrace or fsusage")
 	return c
 }
 

@@ -14,21 +14,26 @@ import (
 )
 
 // BenchmarkTracingOverhead measures what recording costs the workload: fio
-// 4 KiB random direct reads at iodepth 1 and 16, alternating untraced and
-// traced runs (≥5 pairs), reporting the median traced/untraced IOPS ratio
-// and the events lost. Needs root, bpftrace and fio. Run:
+// 4 KiB random direct reads at iodepth 1 and 16, run untraced, under the
+// native backend and under bpftrace, in rounds (≥5; the order rotates each
+// round so neither backend always follows the untraced run). It reports,
+// per backend, the median of each round's traced/untraced IOPS ratio, and
+// the events lost. Needs root, bpftrace, kernel BTF and fio. Run:
 //
 //	sudo go test ./internal/cli -run '^$' -bench TracingOverhead -benchtime 1x
 //
-// IOSHAPE_OVERHEAD_PAIRS and IOSHAPE_OVERHEAD_RUNTIME change the pair count
-// and each fio run's length (default 5 and 3s).
+// IOSHAPE_OVERHEAD_PAIRS and IOSHAPE_OVERHEAD_RUNTIME change the round
+// count and each fio run's length (default 5 and 3s).
 func BenchmarkTracingOverhead(b *testing.B) {
 	if os.Geteuid() != 0 || !onPath("bpftrace") || !onPath("fio") {
 		b.Skip("needs root, bpftrace and fio")
 	}
-	pairs := 5
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		b.Skip("needs kernel BTF for the native backend")
+	}
+	rounds := 5
 	if v := os.Getenv("IOSHAPE_OVERHEAD_PAIRS"); v != "" {
-		fmt.Sscan(v, &pairs)
+		fmt.Sscan(v, &rounds)
 	}
 	runtime := "3s"
 	if v := os.Getenv("IOSHAPE_OVERHEAD_RUNTIME"); v != "" {
@@ -44,27 +49,39 @@ func BenchmarkTracingOverhead(b *testing.B) {
 		b.Fatalf("fio prep: %v\n%s", err, out)
 	}
 	store := filepath.Join(dir, "store")
+	modes := []string{"untraced", "native", "bpftrace"}
 	for i := 0; i < b.N; i++ {
 		for _, depth := range []int{1, 16} {
-			var ratios, plain, traced []float64
-			var lost int64
-			for p := 0; p < pairs; p++ {
+			iops := map[string][]float64{}
+			ratios := map[string][]float64{}
+			lost := map[string]int64{}
+			for r := 0; r < rounds; r++ {
 				args := []string{"--name=job", "--filename=" + file, "--size=256M", "--rw=randread", "--bs=4k",
 					"--direct=1", "--ioengine=libaio", fmt.Sprintf("--iodepth=%d", depth), "--runtime=" + runtime,
 					"--time_based", "--output-format=json"}
-				u := fioIOPS(b, append(args, "--output="+filepath.Join(dir, "plain.json")), nil, filepath.Join(dir, "plain.json"))
-				out := filepath.Join(dir, "traced.json")
-				rec := []string{"--store", store, "record", "--json", "--", "fio"}
-				t := fioIOPS(b, append(args, "--output="+out), rec, out)
-				plain, traced = append(plain, u.iops), append(traced, t.iops)
-				ratios = append(ratios, t.iops/u.iops)
-				lost += t.lost
+				got := map[string]fioRun{}
+				for k := range modes {
+					mode := modes[(k+r)%len(modes)]
+					out := filepath.Join(dir, mode+".json")
+					var rec []string
+					if mode != "untraced" {
+						rec = []string{"--store", store, "record", "--backend", mode, "--json", "--", "fio"}
+					}
+					got[mode] = fioIOPS(b, append(args, "--output="+out), rec, out)
+				}
+				for _, mode := range modes {
+					iops[mode] = append(iops[mode], got[mode].iops)
+					ratios[mode] = append(ratios[mode], got[mode].iops/got["untraced"].iops)
+					lost[mode] += got[mode].lost
+				}
 			}
-			r := median(ratios)
-			b.Logf("iodepth %2d: untraced %s IOPS, traced %s IOPS (medians of %d); traced/untraced median %.3f (%.1f%% loss); lost events %d",
-				depth, fmtIOPS(median(plain)), fmtIOPS(median(traced)), pairs, r, (1-r)*100, lost)
-			b.ReportMetric(r, fmt.Sprintf("qd%d-iops-ratio", depth))
-			b.ReportMetric(float64(lost), fmt.Sprintf("qd%d-lost-events", depth))
+			for _, mode := range modes[1:] {
+				r := median(ratios[mode])
+				b.Logf("iodepth %2d, %-8s: untraced %s IOPS, traced %s IOPS (medians of %d); traced/untraced median %.3f (%.1f%% loss); lost events %d",
+					depth, mode, fmtIOPS(median(iops["untraced"])), fmtIOPS(median(iops[mode])), rounds, r, (1-r)*100, lost[mode])
+				b.ReportMetric(r, fmt.Sprintf("qd%d-%s-iops-ratio", depth, mode))
+				b.ReportMetric(float64(lost[mode]), fmt.Sprintf("qd%d-%s-lost", depth, mode))
+			}
 		}
 	}
 }

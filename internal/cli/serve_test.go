@@ -32,7 +32,7 @@ type daemon struct {
 
 func startDaemon(t *testing.T, store string, extra ...string) *daemon {
 	t.Helper()
-	base, c, errb := startServe(t, nil, append([]string{"--store", store}, extra...)...)
+	base, c, errb := startServe(t, nil, append([]string{"--store", store, "--backend", testBackend}, extra...)...)
 	d := &daemon{base: base, cmd: c, stderr: errb}
 	res, err := http.Get(base + "/")
 	if err != nil {

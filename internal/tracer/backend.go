@@ -24,6 +24,7 @@ type Session interface {
 // Backends ioshape records with.
 const (
 	BackendAuto     = "auto"
+	BackendNative   = "native"
 	BackendBpftrace = "bpftrace"
 	BackendDTrace   = "dtrace"
 	BackendFsUsage  = "fsusage"
@@ -45,6 +46,8 @@ func Prepare(cfg Config) (Session, error) {
 		backend = autoBackend()
 	}
 	switch backend {
+	case BackendNative:
+		return prepareNative(cfg)
 	case BackendBpftrace:
 		return prepareBpftrace(cfg)
 	case BackendDTrace:
@@ -52,11 +55,14 @@ func Prepare(cfg Config) (Session, error) {
 	case BackendFsUsage:
 		return prepareFsUsage(cfg)
 	}
-	return nil, fmt.Errorf("unknown backend %q (auto, bpftrace, dtrace, fsusage)", backend)
+	return nil, fmt.Errorf("unknown backend %q (auto, native, bpftrace, dtrace, fsusage)", backend)
 }
 
 func autoBackend() string {
 	if runtime.GOOS == "linux" {
+		if nativeAvailable() {
+			return BackendNative
+		}
 		if _, err := exec.LookPath("bpftrace"); err != nil {
 			if _, err := exec.LookPath("dtrace"); err == nil {
 				return BackendDTrace

@@ -1,0 +1,422 @@
+//go:build linux && (amd64 || arm64)
+
+package tracer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/parse"
+)
+
+// nativeSession records with ioshape's own eBPF programs
+// (dscripts/ebpf/ioshape.bpf.c): loaded with cilium/ebpf, binary records
+// through a ring buffer straight into the trace writer, no text anywhere.
+type nativeSession struct {
+	cfg     Config
+	seeds   []int
+	command []string
+	coll    *ebpf.Collection
+	objs    ioshapeObjects
+	script  Script
+	version string
+}
+
+// btfPath is where the kernel publishes its BTF (a variable for tests).
+var btfPath = "/sys/kernel/btf/vmlinux"
+
+// nativeAvailable reports whether the kernel can run the native backend
+// (it has BTF; the programs' own checks come at load).
+func nativeAvailable() bool {
+	_, err := os.Stat(btfPath)
+	return err == nil
+}
+
+func prepareNative(cfg Config) (Session, error) {
+	if !nativeAvailable() {
+		return nil, fmt.Errorf("the native backend needs the kernel's BTF type information (%s, CONFIG_DEBUG_INFO_BTF): this kernel has none; use --backend bpftrace", btfPath)
+	}
+	seeds, command, err := resolveTargets(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MapKeys == 0 {
+		cfg.MapKeys = 1 << 16
+	}
+	if cfg.PerfPages == 0 {
+		cfg.PerfPages = 1 << 10
+	}
+	s := &nativeSession{cfg: cfg, seeds: seeds, command: command,
+		version: "native eBPF (cilium/ebpf)"}
+	sum := sha256.Sum256(_IoshapeBytes)
+	s.script = Script{Name: "ioshape.bpf.c (" + runtime.GOARCH + " object)", SHA256: hex.EncodeToString(sum[:])}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ringBytes is the ring buffer's size: --perf-pages per CPU, as bpftrace's
+// per-CPU buffers, rounded up to a power of two.
+func ringBytes(perfPages int) uint32 {
+	want := uint64(perfPages) * uint64(os.Getpagesize()) * uint64(runtime.NumCPU())
+	n := uint64(os.Getpagesize())
+	for n < want && n < 1<<30 {
+		n <<= 1
+	}
+	return uint32(n)
+}
+
+func (s *nativeSession) load() error {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return fmt.Errorf("cannot raise RLIMIT_MEMLOCK for eBPF maps: %v", err)
+	}
+	spec, err := loadIoshape()
+	if err != nil {
+		return fmt.Errorf("cannot read ioshape's eBPF object: %v", err)
+	}
+	t := s.cfg.Target
+	set := func(name string, v any) error {
+		vs, ok := spec.Variables[name]
+		if !ok {
+			return fmt.Errorf("the eBPF object has no variable %s", name)
+		}
+		return vs.Set(v)
+	}
+	var names [8][16]byte
+	if len(t.Names) > len(names) {
+		return fmt.Errorf("at most %d --name targets with the native backend", len(names))
+	}
+	for i, n := range t.Names {
+		copy(names[i][:15], commOf(n))
+	}
+	ring := ringBytes(s.cfg.PerfPages)
+	for _, v := range []struct {
+		name string
+		val  any
+	}{
+		{"self_pid", uint32(os.Getpid())}, {"trace_all", boolByte(t.All)}, {"wakeup_bytes", ring / 8},
+		{"name_count", uint8(len(t.Names))}, {"names", names},
+		{"call_aio_read", uint32(event.CallAioRead)}, {"call_aio_write", uint32(event.CallAioWrite)}, {"call_aio_fsync", uint32(event.CallAioFsync)},
+		{"call_uring_read", uint32(event.CallUringRead)}, {"call_uring_write", uint32(event.CallUringWrite)}, {"call_uring_fsync", uint32(event.CallUringFsync)},
+		{"call_copy_file_range", uint32(event.CallCopyFileRange)}, {"call_sendfile", uint32(event.CallSendfile)},
+	} {
+		if err := set(v.name, v.val); err != nil {
+			return err
+		}
+	}
+	spec.Maps["events"].MaxEntries = ring
+	for _, m := range []string{"rqs", "scs", "aios", "urings"} {
+		spec.Maps[m].MaxEntries = uint32(s.cfg.MapKeys)
+	}
+	s.coll, err = ebpf.NewCollection(spec)
+	if err != nil {
+		return fmt.Errorf("the kernel refused ioshape's eBPF programs: %s", firstLine(err))
+	}
+	if err := s.coll.Assign(&s.objs); err != nil {
+		s.coll.Close()
+		return err
+	}
+	for nr, cs := range nativeCallTable() {
+		if err := s.objs.Calls.Put(uint32(nr), cs); err != nil {
+			s.coll.Close()
+			return fmt.Errorf("cannot fill the syscall table: %v", err)
+		}
+	}
+	return nil
+}
+
+func firstLine(err error) string {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		// The verifier's log is long; its last line says why.
+		if n := len(ve.Log); n > 0 {
+			return strings.TrimSpace(ve.Log[n-1])
+		}
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *nativeSession) Backend() string        { return BackendNative }
+func (s *nativeSession) BackendVersion() string { return s.version }
+func (s *nativeSession) Script() Script         { return s.script }
+
+func (s *nativeSession) Fidelity() []string {
+	return []string{
+		"syscall layer: memory-mapped I/O is not seen (the block layer still sees its I/O)",
+		"block layer: a request in flight when recording began or ended is counted as unmatched",
+	}
+}
+
+// programs attaches each program; optional ones (io_uring, on kernels
+// without those tracepoints) may fail with a warning.
+func (s *nativeSession) attach() (links []link.Link, warnings []string, err error) {
+	p := s.objs.ioshapePrograms
+	for _, a := range []struct {
+		prog     *ebpf.Program
+		name     string
+		optional bool
+	}{
+		{p.OnFork, "sched_process_fork", false}, {p.OnExec, "sched_process_exec", false}, {p.OnExit, "sched_process_exit", false},
+		{p.OnRqInsert, "block_rq_insert", false}, {p.OnRqIssue, "block_rq_issue", false}, {p.OnRqComplete, "block_rq_complete", false},
+		{p.OnRqRequeue, "block_rq_requeue", false}, {p.OnRqMerge, "block_rq_merge", false},
+		{p.OnSysEnter, "sys_enter", false}, {p.OnSysExit, "sys_exit", false},
+		{p.OnUringSubmit, "io_uring_submit_req", true}, {p.OnUringComplete, "io_uring_complete", true},
+	} {
+		l, err := link.AttachTracing(link.TracingOptions{Program: a.prog, AttachType: ebpf.AttachTraceRawTp})
+		if err != nil {
+			if a.optional {
+				warnings = append(warnings, fmt.Sprintf("io_uring is not traced: cannot attach to %s (%s)", a.name, firstLine(err)))
+				continue
+			}
+			for _, l := range links {
+				l.Close()
+			}
+			return nil, nil, fmt.Errorf("cannot attach to the kernel tracepoint %s: %s", a.name, firstLine(err))
+		}
+		links = append(links, l)
+	}
+	return links, warnings, nil
+}
+
+// counters sums the programs' per-CPU counters.
+func (s *nativeSession) counters() (lost, mapFull, stale, unmatched int64) {
+	var out [4]int64
+	for i := range out {
+		var per []uint64
+		if err := s.objs.Counters.Lookup(uint32(i), &per); err == nil {
+			for _, v := range per {
+				out[i] += int64(v)
+			}
+		}
+	}
+	return out[0], out[1], out[2], out[3]
+}
+
+// probeMisses sums the kernel's recursion-miss counts for the programs.
+func (s *nativeSession) probeMisses() int64 {
+	var n int64
+	for _, p := range s.coll.Programs {
+		if st, err := p.Stats(); err == nil {
+			n += int64(st.RecursionMisses)
+		}
+	}
+	return n
+}
+
+// unfinished counts tracked block requests still in the in-flight map:
+// issued, completion never seen.
+func (s *nativeSession) unfinished() int64 {
+	var key uint64
+	var val ioshapeRqState
+	var n int64
+	it := s.objs.Rqs.Iterate()
+	for it.Next(&key, &val) {
+		if val.Tracked != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// readRing decodes ring buffer records into batches until stop is set and
+// the ring is empty.
+func readRing(rd *ringbuf.Reader, stop *atomic.Bool, oDirect uint64, out chan<- []parse.Record) {
+	defer close(out)
+	var rec ringbuf.Record
+	batch := make([]parse.Record, 0, 256)
+	flush := func() {
+		if len(batch) > 0 {
+			out <- batch
+			batch = make([]parse.Record, 0, 256)
+		}
+	}
+	for {
+		rd.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		err := rd.ReadInto(&rec)
+		switch {
+		case err == nil:
+			r, derr := parse.DecodeNative(rec.RawSample, oDirect)
+			if derr != nil {
+				r = parse.Record{Kind: parse.KindError, Err: &parse.SyntaxError{File: "ring buffer", Msg: derr.Error()}}
+			}
+			batch = append(batch, r)
+			if len(batch) == cap(batch) {
+				flush()
+			}
+		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, ringbuf.ErrFlushed):
+			flush()
+			if stop.Load() && rd.AvailableBytes() == 0 {
+				return
+			}
+		default:
+			flush()
+			return
+		}
+	}
+}
+
+func (s *nativeSession) Run(ctx context.Context, sink Sink) (Result, error) {
+	defer s.coll.Close()
+	cfg := s.cfg
+	if cfg.Target.Cold {
+		if err := dropCaches(); err != nil {
+			return Result{}, err
+		}
+	}
+	st := &runState{target: cfg.Target, sink: sink, devs: map[event.Dev]bool{}, live: map[int]bool{},
+		skipPids: map[uint32]bool{uint32(os.Getpid()): true}}
+	one := uint8(1)
+	for _, p := range s.seeds {
+		st.live[p] = true
+		if err := s.objs.Track.Put(uint32(p), one); err != nil {
+			return Result{}, fmt.Errorf("cannot set the targets: %v", err)
+		}
+	}
+	var helper *helperProc
+	if len(s.command) > 0 {
+		var err error
+		if helper, err = startHelperProc(cfg, s.command); err != nil {
+			return Result{}, err
+		}
+		defer helper.release()
+		hp := helper.cmd.Process.Pid
+		st.skipPids[uint32(hp)] = true
+		if err := s.objs.Roots.Put(uint32(hp), one); err != nil {
+			helper.kill()
+			return Result{}, fmt.Errorf("cannot set the targets: %v", err)
+		}
+	}
+	rd, err := ringbuf.NewReader(s.objs.Events)
+	if err != nil {
+		helper.kill()
+		return Result{}, fmt.Errorf("cannot read the eBPF ring buffer: %v", err)
+	}
+	defer rd.Close()
+	links, warnings, err := s.attach()
+	if err != nil {
+		helper.kill()
+		return Result{}, err
+	}
+	detached := false
+	detach := func() {
+		if !detached {
+			for _, l := range links {
+				l.Close()
+			}
+			detached = true
+		}
+	}
+	defer detach()
+	st.res.Warnings = append(st.res.Warnings, warnings...)
+
+	var stopReading atomic.Bool
+	records := make(chan []parse.Record, 64)
+	go readRing(rd, &stopReading, parse.ODirectFor(runtime.GOARCH), records)
+
+	// Every program is attached: tracing has begun.
+	st.base = monotonicNow()
+	st.res.Start = time.Now()
+	st.ready, st.readyAt, st.lastIO = true, time.Now(), time.Now()
+	var stopTimer <-chan time.Time
+	if cfg.Target.Duration > 0 {
+		stopTimer = time.After(cfg.Target.Duration)
+	}
+	helper.release()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	stopping := false
+	var stoppedAt time.Time
+	var runErr error
+	stop := func(reason string) {
+		if stopping {
+			return
+		}
+		stopping, stoppedAt = true, time.Now()
+		st.res.EndReason = reason
+		st.res.ProbeMisses = s.probeMisses()
+		detach() // no new events; what is in the ring is still read
+		stopReading.Store(true)
+		rd.Flush()
+	}
+	started := time.Now()
+	status := helper.statusLines()
+	for recordsOpen := true; recordsOpen; {
+		select {
+		case batch, ok := <-records:
+			if !ok {
+				recordsOpen = false
+				break
+			}
+			if err := st.consume(batch); err != nil && runErr == nil {
+				runErr = err
+				stop("error")
+			}
+		case line, ok := <-status:
+			if !ok {
+				status = nil
+				break
+			}
+			if line == "ready" {
+				break
+			}
+			exited, err := st.applyStatus(line)
+			if err != nil {
+				runErr = err
+				stop("error")
+			} else if exited && !cfg.Target.Launch && cfg.Target.Duration == 0 {
+				stop("target exited")
+			}
+		case <-tick.C:
+			if err := sink.FlushIfDue(time.Second); err != nil && runErr == nil {
+				runErr = err
+				stop("error")
+			}
+			if !stopping {
+				st.checkTargets(stop)
+			}
+			if cfg.Progress != nil {
+				lost, mapFull, _, _ := s.counters()
+				cfg.Progress(Progress{Elapsed: time.Since(started), Events: st.res.Events, Bytes: st.bytes, Lost: lost + mapFull + s.probeMisses(), Ready: true})
+			}
+		case <-stopTimer:
+			stop("duration")
+		case <-ctx.Done():
+			stop("interrupted")
+			ctx = context.Background()
+		}
+	}
+	lost, mapFull, stale, unmatched := s.counters()
+	st.res.Lost += lost
+	st.res.MapOverflows += mapFull
+	st.res.Unmatched += unmatched
+	st.res.Unfinished += stale + s.unfinished()
+	st.res.Duration = stoppedAt.Sub(st.readyAt)
+	st.res.Devices = describeDevices(st.deviceList())
+	st.finishWarnings("the eBPF ring buffer", "raise --perf-pages")
+	return st.res, runErr
+}
+
