@@ -419,4 +419,3 @@ func (s *nativeSession) Run(ctx context.Context, sink Sink) (Result, error) {
 	st.finishWarnings("the eBPF ring buffer", "raise --perf-pages")
 	return st.res, runErr
 }
-
