@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
@@ -170,10 +171,48 @@ func (s *nativeSession) Fidelity() []string {
 	}
 }
 
-// programs attaches each program; optional ones (io_uring, on kernels
-// without those tracepoints) may fail with a warning.
+// nativeTracepointArgs are the required tracepoints and how many arguments
+// the programs read from each. (Before Linux 5.11 the block tracepoints
+// passed the request queue first.)
+var nativeTracepointArgs = map[string]int{
+	"block_rq_insert": 1, "block_rq_issue": 1, "block_rq_complete": 3, "block_rq_requeue": 1, "block_rq_merge": 1,
+	"sys_enter": 2, "sys_exit": 2, "sched_process_fork": 2,
+}
+
+// tracepointArgs is how many arguments a kernel tracepoint passes (from
+// its btf_trace_ typedef, less the leading context), or -1 if unknown.
+func tracepointArgs(spec *btf.Spec, name string) int {
+	var td *btf.Typedef
+	if spec == nil || spec.TypeByName("btf_trace_"+name, &td) != nil {
+		return -1
+	}
+	ptr, ok := td.Type.(*btf.Pointer)
+	if !ok {
+		return -1
+	}
+	fp, ok := ptr.Target.(*btf.FuncProto)
+	if !ok {
+		return -1
+	}
+	return len(fp.Params) - 1
+}
+
+// attach attaches each program. io_uring is optional: its completion
+// tracepoint passes the CQE only since Linux 6.0 (before, its fields one by
+// one), and older kernels have no io_uring tracepoints at all; there the
+// recording goes on without io_uring, and says so.
 func (s *nativeSession) attach() (links []link.Link, warnings []string, err error) {
 	p := s.objs.ioshapePrograms
+	kernel, _ := btf.LoadKernelSpec()
+	for name, want := range nativeTracepointArgs {
+		if got := tracepointArgs(kernel, name); got >= 0 && got != want {
+			return nil, nil, fmt.Errorf("this kernel's %s tracepoint passes %d arguments, not the %d ioshape's programs read (the native backend needs Linux 5.11 or later): use --backend bpftrace", name, got, want)
+		}
+	}
+	uring := tracepointArgs(kernel, "io_uring_complete") == 3 && tracepointArgs(kernel, "io_uring_submit_req") == 1
+	if !uring {
+		warnings = append(warnings, "io_uring is not traced: this kernel's io_uring tracepoints are not the ones ioshape reads (Linux 6.0 or later)")
+	}
 	for _, a := range []struct {
 		prog     *ebpf.Program
 		name     string
@@ -185,6 +224,9 @@ func (s *nativeSession) attach() (links []link.Link, warnings []string, err erro
 		{p.OnSysEnter, "sys_enter", false}, {p.OnSysExit, "sys_exit", false},
 		{p.OnUringSubmit, "io_uring_submit_req", true}, {p.OnUringComplete, "io_uring_complete", true},
 	} {
+		if a.optional && !uring {
+			continue
+		}
 		l, err := link.AttachTracing(link.TracingOptions{Program: a.prog, AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
 			if a.optional {

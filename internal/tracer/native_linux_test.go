@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/ioshape/ioshape/internal/parse"
 )
 
@@ -64,5 +66,22 @@ func TestRingBytes(t *testing.T) {
 		if n&(n-1) != 0 || n < 4096 {
 			t.Errorf("ringBytes(%d) = %d: not a power of two of at least a page", pages, n)
 		}
+	}
+}
+
+// The tracepoints the programs read have the arguments they expect on this
+// kernel (the io_uring ones are optional).
+func TestNativeTracepointSignatures(t *testing.T) {
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	for name, want := range nativeTracepointArgs {
+		if got := tracepointArgs(kernel, name); got != want {
+			t.Errorf("%s passes %d arguments, the program reads %d", name, got, want)
+		}
+	}
+	if tracepointArgs(kernel, "no_such_tracepoint") != -1 {
+		t.Error("unknown tracepoint not reported as such")
 	}
 }
