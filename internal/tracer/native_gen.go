@@ -5,4 +5,4 @@ package tracer
 // libbpf-dev) and committed, so building ioshape needs no C toolchain.
 // .ci/run regenerates them and fails if they differ from what is committed.
 //
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -tags linux -target amd64,arm64 -type record -cflags "-O2 -g -Wall -Werror" ioshape ../../dscripts/ebpf/ioshape.bpf.c
+//go:generate go tool bpf2go -tags linux -target amd64,arm64 -type record -cflags "-O2 -g -Wall -Werror" ioshape ../../dscripts/ebpf/ioshape.bpf.c
