@@ -160,7 +160,7 @@ static __always_inline bool traced(__u32 tgid)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	if (ptgid == ctgid) // a new thread of the same process
 		return 0;
 	if (!bpf_map_lookup_elem(&track, &ptgid) && !bpf_map_lookup_elem(&roots, &ptgid))
@@ -206,7 +206,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	BPF_CORE_READ_STR_INTO(&comm, p, comm);
 	if (!name_matches(comm))
 		return 0;
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = p->tgid;
 	__u8 one = 1;
 	if (bpf_map_update_elem(&track, &tgid, &one, BPF_ANY))
 		count(CNT_MAP_FULL);
@@ -221,7 +221,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid), pid = BPF_CORE_READ(p, pid);
+	__u32 tgid = p->tgid, pid = p->pid;
 	if (pid != tgid || !bpf_map_lookup_elem(&track, &tgid))
 		return 0;
 	bpf_map_delete_elem(&track, &tgid);
@@ -259,17 +259,18 @@ struct {
 } rqs SEC(".maps");
 
 #define PF_KTHREAD 0x00200000
+#define EEXIST 17
 
 static __always_inline void arrive(struct request *rq, __u64 now, struct rq_state *s)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	s->arrive = now;
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
-	s->kthread = (BPF_CORE_READ(task, flags) & PF_KTHREAD) ? 1 : 0;
+	s->kthread = (task->flags & PF_KTHREAD) ? 1 : 0;
 	s->tracked = s->kthread || traced(s->pid);
-	s->bytes = BPF_CORE_READ(rq, __data_len);
+	s->bytes = rq->__data_len;
 	bpf_get_current_comm(&s->comm, sizeof(s->comm));
 }
 
@@ -278,11 +279,15 @@ int BPF_PROG(on_rq_insert, struct request *rq)
 {
 	__u64 key = (__u64)rq;
 	struct rq_state s = {};
-	struct rq_state *old = bpf_map_lookup_elem(&rqs, &key);
-	if (old && old->arrive)
-		count(CNT_STALE); // its completion was never seen: that I/O is lost
 	arrive(rq, bpf_ktime_get_ns(), &s);
-	if (bpf_map_update_elem(&rqs, &key, &s, BPF_ANY))
+	long err = bpf_map_update_elem(&rqs, &key, &s, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		// The request at this address before never completed for us:
+		// its completion was skipped. That I/O is lost.
+		count(CNT_STALE);
+		err = bpf_map_update_elem(&rqs, &key, &s, BPF_ANY);
+	}
+	if (err)
 		count(CNT_MAP_FULL);
 	return 0;
 }
@@ -294,7 +299,7 @@ int BPF_PROG(on_rq_issue, struct request *rq)
 	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
 	if (s && s->dispatch == 0) {
 		s->dispatch = now;
-		s->dbytes = BPF_CORE_READ(rq, __data_len);
+		s->dbytes = rq->__data_len;
 		return 0;
 	}
 	// Issued directly, without an insert (or dispatched before and never
@@ -372,14 +377,14 @@ int BPF_PROG(on_rq_complete, struct request *rq, __u8 error, unsigned int nr_byt
 	if (s->tracked) {
 		struct record *r = reserve(REC_BLOCK);
 		if (r) {
-			__u32 opf = BPF_CORE_READ(rq, cmd_flags);
-			struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+			__u32 opf = rq->cmd_flags;
+			struct gendisk *disk = rq->q->disk;
 			if (disk)
-				r->dev = ((__u64)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+				r->dev = ((__u64)disk->major << 20) | (__u32)disk->first_minor;
 			r->start = s->arrive;
 			r->dispatch = s->dispatch;
 			r->end = bpf_ktime_get_ns();
-			r->offset = BPF_CORE_READ(rq, __sector);
+			r->offset = rq->__sector;
 			r->size = s->dbytes ? s->dbytes : s->bytes;
 			r->status = error;
 			r->op = block_op(opf);
@@ -452,29 +457,39 @@ struct file_info {
 
 static __always_inline struct file *fd_file(long fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	if (fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct files_struct *files = task->files;
+	struct fdtable *fdt = files ? files->fdt : NULL;
+	if (fd < 0 || !fdt || fd >= fdt->max_fds)
 		return NULL;
-	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file **fds = fdt->fd;
 	struct file *f = NULL;
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
 }
 
-// storage_file describes f if it is a regular file or a block device.
-static __always_inline void storage_file(struct file *f, struct file_info *fi, bool any)
+// bpf_rdonly_cast (Linux 6.2) turns the file pointer read from the fd table
+// into a typed one, so its fields are read with plain loads instead of a
+// helper call each.
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+// storage_file describes f if it is a regular file or a block device (or
+// any file, with any).
+static __always_inline void storage_file(struct file *raw, struct file_info *fi, bool any)
 {
-	if (!f)
+	if (!raw)
 		return;
-	struct inode *ino = BPF_CORE_READ(f, f_inode);
-	unsigned short mode = BPF_CORE_READ(ino, i_mode) & 0170000;
+	struct file *f = bpf_rdonly_cast(raw, bpf_core_type_id_kernel(struct file));
+	struct inode *ino = f->f_inode;
+	if (!ino)
+		return;
+	unsigned short mode = ino->i_mode & 0170000;
 	if (!any && mode != 0100000 && mode != 0060000)
 		return;
-	fi->dev = BPF_CORE_READ(ino, i_sb, s_dev);
-	fi->ino = BPF_CORE_READ(ino, i_ino);
-	fi->fflags = BPF_CORE_READ(f, f_flags);
-	fi->pos = BPF_CORE_READ(f, f_pos);
+	fi->dev = ino->i_sb->s_dev;
+	fi->ino = ino->i_ino;
+	fi->fflags = f->f_flags;
+	fi->pos = f->f_pos;
 	fi->ok = true;
 }
 
@@ -509,7 +524,11 @@ static __always_inline __u64 iovec_bytes(__u64 vec, __u64 n)
 	return total;
 }
 
+// sc_state is a thread's syscall in flight, kept in task storage: cheaper
+// than a hash keyed by thread ID, and freed with the thread.
 struct sc_state {
+	__u8 pending; // PENDING_*
+	__u64 aio_events; // io_getevents: the events array
 	__u64 start;
 	__u64 count;
 	__s64 pos;
@@ -524,17 +543,26 @@ struct sc_state {
 	bool has_out;
 };
 
+enum {
+	PENDING_NONE = 0,
+	PENDING_CALL = 1,
+	PENDING_GETEVENTS = 2,
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536); // resized by ioshape
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct sc_state);
 } scs SEC(".maps");
 
+static __always_inline struct sc_state *thread_state(bool create)
+{
+	return bpf_task_storage_get(&scs, bpf_get_current_task_btf(), 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
 // libaio: each iocb is an I/O from io_submit to the io_getevents that reaps
-// it, which is what an application's "iodepth" counts. iocb layout:
-// aio_lio_opcode u16 @16, aio_fildes u32 @20, aio_nbytes u64 @32,
-// aio_offset s64 @40. io_event: obj u64 @8, res s64 @16, 32 bytes each.
+// it, which is what an application's "iodepth" counts.
 struct aio_key {
 	__u32 pid;
 	__u32 pad;
@@ -559,12 +587,26 @@ struct {
 	__type(value, struct aio_state);
 } aios SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u64);
-} aio_events SEC(".maps");
+// struct iocb, as much of it as ioshape reads (uapi/linux/aio_abi.h).
+struct iocb_head {
+	__u64 aio_data;
+	__u32 aio_key;
+	__s32 aio_rw_flags;
+	__u16 aio_lio_opcode;
+	__s16 aio_reqprio;
+	__u32 aio_fildes;
+	__u64 aio_buf;
+	__u64 aio_nbytes;
+	__s64 aio_offset;
+};
+
+// struct io_event (uapi/linux/aio_abi.h).
+struct io_event_rec {
+	__u64 data;
+	__u64 obj;
+	__s64 res;
+	__s64 res2;
+};
 
 static __always_inline void aio_submit(struct pt_regs *regs, __u32 pid, __u32 tid, __u64 now)
 {
@@ -573,23 +615,18 @@ static __always_inline void aio_submit(struct pt_regs *regs, __u32 pid, __u32 ti
 		if (i >= nr)
 			break;
 		__u64 cb = 0;
-		__u16 op = 0;
-		__u32 fd = 0;
+		struct iocb_head h;
 		bpf_probe_read_user(&cb, sizeof(cb), (void *)(pp + i * 8));
-		if (!cb)
-			continue;
-		bpf_probe_read_user(&op, sizeof(op), (void *)(cb + 16));
-		bpf_probe_read_user(&fd, sizeof(fd), (void *)(cb + 20));
-		if (op > 3)
+		// One read for the whole iocb head rather than one per field.
+		if (!cb || bpf_probe_read_user(&h, sizeof(h), (void *)cb) || h.aio_lio_opcode > 3)
 			continue;
 		struct file_info fi = {};
-		storage_file(fd_file(fd), &fi, true);
+		storage_file(fd_file(h.aio_fildes), &fi, true);
 		if (!fi.ok)
 			continue;
-		struct aio_state a = {.start = now, .dev = fi.dev, .ino = fi.ino, .fflags = fi.fflags, .tid = tid};
-		a.call = op == 0 ? call_aio_read : op == 1 ? call_aio_write : call_aio_fsync;
-		bpf_probe_read_user(&a.count, sizeof(a.count), (void *)(cb + 32));
-		bpf_probe_read_user(&a.pos, sizeof(a.pos), (void *)(cb + 40));
+		struct aio_state a = {.start = now, .dev = fi.dev, .ino = fi.ino, .fflags = fi.fflags, .tid = tid,
+				      .count = h.aio_nbytes, .pos = h.aio_offset};
+		a.call = h.aio_lio_opcode == 0 ? call_aio_read : h.aio_lio_opcode == 1 ? call_aio_write : call_aio_fsync;
 		struct aio_key k = {.pid = pid, .iocb = cb};
 		if (bpf_map_update_elem(&aios, &k, &a, BPF_ANY))
 			count(CNT_MAP_FULL);
@@ -613,33 +650,48 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	}
 	if (cs->kind == KIND_AIO_GETEVENTS) {
-		__u64 ev = SYSCALL_ARG(regs, 3);
-		bpf_map_update_elem(&aio_events, &tid, &ev, BPF_ANY);
+		struct sc_state *t = thread_state(true);
+		if (!t) {
+			count(CNT_MAP_FULL);
+			return 0;
+		}
+		t->pending = PENDING_GETEVENTS;
+		t->aio_events = SYSCALL_ARG(regs, 3);
 		return 0;
 	}
 	struct file_info fi = {};
 	storage_file(fd_file((long)SYSCALL_ARG(regs, cs->fd_arg)), &fi, false);
 	if (!fi.ok)
 		return 0;
-	struct sc_state s = {.start = now, .call = cs->call, .dev = fi.dev, .ino = fi.ino, .fflags = fi.fflags};
+	struct sc_state *s = thread_state(true);
+	if (!s) {
+		count(CNT_MAP_FULL);
+		return 0;
+	}
+	s->pending = PENDING_CALL;
+	s->start = now;
+	s->call = cs->call;
+	s->dev = fi.dev;
+	s->ino = fi.ino;
+	s->fflags = fi.fflags;
+	s->count = 0;
 	if (cs->vec)
-		s.count = iovec_bytes(SYSCALL_ARG(regs, 1), SYSCALL_ARG(regs, 2));
+		s->count = iovec_bytes(SYSCALL_ARG(regs, 1), SYSCALL_ARG(regs, 2));
 	else if (cs->count_arg != NO_ARG)
-		s.count = SYSCALL_ARG(regs, cs->count_arg);
-	s.pos = position(regs, cs->pos, cs->pos_arg, &fi);
+		s->count = SYSCALL_ARG(regs, cs->count_arg);
+	s->pos = position(regs, cs->pos, cs->pos_arg, &fi);
+	s->has_out = false;
 	if (cs->out_arg != NO_ARG) {
 		struct file_info fo = {};
 		storage_file(fd_file((long)SYSCALL_ARG(regs, cs->out_arg)), &fo, false);
 		if (fo.ok) {
-			s.has_out = true;
-			s.out_dev = fo.dev;
-			s.out_ino = fo.ino;
-			s.out_fflags = fo.fflags;
-			s.out_pos = position(regs, cs->out_pos, cs->out_pos_arg, &fo);
+			s->has_out = true;
+			s->out_dev = fo.dev;
+			s->out_ino = fo.ino;
+			s->out_fflags = fo.fflags;
+			s->out_pos = position(regs, cs->out_pos, cs->out_pos_arg, &fo);
 		}
 	}
-	if (bpf_map_update_elem(&scs, &tid, &s, BPF_ANY))
-		count(CNT_MAP_FULL);
 	return 0;
 }
 
@@ -670,10 +722,11 @@ static __always_inline void aio_reap(__u64 events, long n, __u32 pid, __u64 now)
 	for (int i = 0; i < 128; i++) {
 		if (i >= n)
 			break;
-		struct aio_key k = {.pid = pid};
-		__s64 res = 0;
-		bpf_probe_read_user(&k.iocb, sizeof(k.iocb), (void *)(events + i * 32 + 8));
-		bpf_probe_read_user(&res, sizeof(res), (void *)(events + i * 32 + 16));
+		struct io_event_rec ev;
+		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(events + i * sizeof(ev))))
+			continue;
+		struct aio_key k = {.pid = pid, .iocb = ev.obj};
+		__s64 res = ev.res;
 		struct aio_state *a = bpf_map_lookup_elem(&aios, &k);
 		if (!a)
 			continue;
@@ -700,10 +753,12 @@ static __always_inline void aio_reap(__u64 events, long n, __u32 pid, __u64 now)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
+	struct sc_state *s = thread_state(false);
+	if (!s || s->pending == PENDING_NONE)
+		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 pid = pt >> 32, tid = (__u32)pt;
-	struct sc_state *s = bpf_map_lookup_elem(&scs, &tid);
-	if (s) {
+	if (s->pending == PENDING_CALL) {
 		__u64 now = bpf_ktime_get_ns();
 		// A copy is a read of the source and a write of the
 		// destination; the read half is marked so queue depth counts
@@ -712,14 +767,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		emit_syscall(s, role, pid, tid, now, ret, s->dev, s->ino, s->fflags, s->pos);
 		if (s->has_out)
 			emit_syscall(s, 2, pid, tid, now, ret, s->out_dev, s->out_ino, s->out_fflags, s->out_pos);
-		bpf_map_delete_elem(&scs, &tid);
-		return 0;
+	} else {
+		aio_reap(s->aio_events, ret, pid, bpf_ktime_get_ns());
 	}
-	__u64 *ev = bpf_map_lookup_elem(&aio_events, &tid);
-	if (ev) {
-		aio_reap(*ev, ret, pid, bpf_ktime_get_ns());
-		bpf_map_delete_elem(&aio_events, &tid);
-	}
+	s->pending = PENDING_NONE;
 	return 0;
 }
 
@@ -757,7 +808,7 @@ int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 	__u32 pid = pt >> 32;
 	if (!traced(pid))
 		return 0;
-	__u8 op = BPF_CORE_READ(req, opcode);
+	__u8 op = req->opcode;
 	if (!(op == 1 || op == 2 || op == 3 || op == 4 || op == 5 || op == 22 || op == 23))
 		return 0;
 	struct io_rw *rw = (struct io_rw *)req;

@@ -86,6 +86,9 @@ type ioshapeRqState struct {
 
 type ioshapeScState struct {
 	_         structs.HostLayout
+	Pending   uint8
+	_         [7]byte
+	AioEvents uint64
 	Start     uint64
 	Count     uint64
 	Pos       int64
@@ -120,7 +123,6 @@ type ioshapeUringState struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	ioshapeMapAioEvents         = "aio_events"
 	ioshapeMapAios              = "aios"
 	ioshapeMapCalls             = "calls"
 	ioshapeMapCounters          = "counters"
@@ -218,16 +220,15 @@ type ioshapeProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ioshapeMapSpecs struct {
-	AioEvents *ebpf.MapSpec `ebpf:"aio_events"`
-	Aios      *ebpf.MapSpec `ebpf:"aios"`
-	Calls     *ebpf.MapSpec `ebpf:"calls"`
-	Counters  *ebpf.MapSpec `ebpf:"counters"`
-	Events    *ebpf.MapSpec `ebpf:"events"`
-	Roots     *ebpf.MapSpec `ebpf:"roots"`
-	Rqs       *ebpf.MapSpec `ebpf:"rqs"`
-	Scs       *ebpf.MapSpec `ebpf:"scs"`
-	Track     *ebpf.MapSpec `ebpf:"track"`
-	Urings    *ebpf.MapSpec `ebpf:"urings"`
+	Aios     *ebpf.MapSpec `ebpf:"aios"`
+	Calls    *ebpf.MapSpec `ebpf:"calls"`
+	Counters *ebpf.MapSpec `ebpf:"counters"`
+	Events   *ebpf.MapSpec `ebpf:"events"`
+	Roots    *ebpf.MapSpec `ebpf:"roots"`
+	Rqs      *ebpf.MapSpec `ebpf:"rqs"`
+	Scs      *ebpf.MapSpec `ebpf:"scs"`
+	Track    *ebpf.MapSpec `ebpf:"track"`
+	Urings   *ebpf.MapSpec `ebpf:"urings"`
 }
 
 // ioshapeVariableSpecs contains global variables before they are loaded into the kernel.
@@ -270,21 +271,19 @@ func (o *ioshapeObjects) Close() error {
 //
 // It can be passed to loadIoshapeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ioshapeMaps struct {
-	AioEvents *ebpf.Map `ebpf:"aio_events"`
-	Aios      *ebpf.Map `ebpf:"aios"`
-	Calls     *ebpf.Map `ebpf:"calls"`
-	Counters  *ebpf.Map `ebpf:"counters"`
-	Events    *ebpf.Map `ebpf:"events"`
-	Roots     *ebpf.Map `ebpf:"roots"`
-	Rqs       *ebpf.Map `ebpf:"rqs"`
-	Scs       *ebpf.Map `ebpf:"scs"`
-	Track     *ebpf.Map `ebpf:"track"`
-	Urings    *ebpf.Map `ebpf:"urings"`
+	Aios     *ebpf.Map `ebpf:"aios"`
+	Calls    *ebpf.Map `ebpf:"calls"`
+	Counters *ebpf.Map `ebpf:"counters"`
+	Events   *ebpf.Map `ebpf:"events"`
+	Roots    *ebpf.Map `ebpf:"roots"`
+	Rqs      *ebpf.Map `ebpf:"rqs"`
+	Scs      *ebpf.Map `ebpf:"scs"`
+	Track    *ebpf.Map `ebpf:"track"`
+	Urings   *ebpf.Map `ebpf:"urings"`
 }
 
 func (m *ioshapeMaps) Close() error {
 	return _IoshapeClose(
-		m.AioEvents,
 		m.Aios,
 		m.Calls,
 		m.Counters,

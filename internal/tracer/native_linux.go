@@ -121,7 +121,7 @@ func (s *nativeSession) load() error {
 		}
 	}
 	spec.Maps["events"].MaxEntries = ring
-	for _, m := range []string{"rqs", "scs", "aios", "urings"} {
+	for _, m := range []string{"rqs", "aios", "urings"} {
 		spec.Maps[m].MaxEntries = uint32(s.cfg.MapKeys)
 	}
 	s.coll, err = ebpf.NewCollection(spec)
