@@ -248,6 +248,7 @@ struct rq_state {
 	__u32 dbytes;      // at dispatch
 	__u8 kthread;
 	__u8 tracked;
+	__u8 live; // in flight; 0 once completed or merged
 	char comm[16];
 };
 
@@ -259,7 +260,6 @@ struct {
 } rqs SEC(".maps");
 
 #define PF_KTHREAD 0x00200000
-#define EEXIST 17
 
 static __always_inline void arrive(struct request *rq, __u64 now, struct rq_state *s)
 {
@@ -274,21 +274,38 @@ static __always_inline void arrive(struct request *rq, __u64 now, struct rq_stat
 	bpf_get_current_comm(&s->comm, sizeof(s->comm));
 }
 
+// Entries are not deleted when a request completes, only marked: blk-mq
+// preallocates its requests, so the same few hundred addresses come back,
+// and rewriting an entry in place costs far less than a map update and a
+// delete per I/O.
+
+// newArrival records a request arriving, in its entry if it has one.
+static __always_inline void new_arrival(struct request *rq, __u64 key, __u64 now, __u64 dispatch)
+{
+	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
+	if (s) {
+		if (s->live)
+			count(CNT_STALE); // the request before at this address never completed for us: lost
+		__builtin_memset(s, 0, sizeof(*s));
+		arrive(rq, now, s);
+		s->dispatch = dispatch;
+		s->dbytes = dispatch ? s->bytes : 0;
+		s->live = 1;
+		return;
+	}
+	struct rq_state n = {};
+	arrive(rq, now, &n);
+	n.dispatch = dispatch;
+	n.dbytes = dispatch ? n.bytes : 0;
+	n.live = 1;
+	if (bpf_map_update_elem(&rqs, &key, &n, BPF_ANY))
+		count(CNT_MAP_FULL);
+}
+
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(on_rq_insert, struct request *rq)
 {
-	__u64 key = (__u64)rq;
-	struct rq_state s = {};
-	arrive(rq, bpf_ktime_get_ns(), &s);
-	long err = bpf_map_update_elem(&rqs, &key, &s, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		// The request at this address before never completed for us:
-		// its completion was skipped. That I/O is lost.
-		count(CNT_STALE);
-		err = bpf_map_update_elem(&rqs, &key, &s, BPF_ANY);
-	}
-	if (err)
-		count(CNT_MAP_FULL);
+	new_arrival(rq, (__u64)rq, bpf_ktime_get_ns(), 0);
 	return 0;
 }
 
@@ -297,21 +314,14 @@ int BPF_PROG(on_rq_issue, struct request *rq)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
-	if (s && s->dispatch == 0) {
+	if (s && s->live && s->dispatch == 0) {
 		s->dispatch = now;
 		s->dbytes = rq->__data_len;
 		return 0;
 	}
 	// Issued directly, without an insert (or dispatched before and never
-	// completed: stale).
-	if (s)
-		count(CNT_STALE);
-	struct rq_state n = {};
-	arrive(rq, now, &n);
-	n.dispatch = now;
-	n.dbytes = n.bytes;
-	if (bpf_map_update_elem(&rqs, &key, &n, BPF_ANY))
-		count(CNT_MAP_FULL);
+	// completed: new_arrival counts it stale).
+	new_arrival(rq, key, now, now);
 	return 0;
 }
 
@@ -320,7 +330,7 @@ int BPF_PROG(on_rq_requeue, struct request *rq)
 {
 	__u64 key = (__u64)rq;
 	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
-	if (s)
+	if (s && s->live)
 		s->dispatch = 0; // it will be issued again; its arrival stands
 	return 0;
 }
@@ -329,7 +339,9 @@ SEC("tp_btf/block_rq_merge")
 int BPF_PROG(on_rq_merge, struct request *rq)
 {
 	__u64 key = (__u64)rq;
-	bpf_map_delete_elem(&rqs, &key); // merged into another: it never completes by itself
+	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
+	if (s)
+		s->live = 0; // merged into another: it never completes by itself
 	return 0;
 }
 
@@ -370,7 +382,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, __u8 error, unsigned int nr_byt
 {
 	__u64 key = (__u64)rq;
 	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
-	if (!s) {
+	if (!s || !s->live) {
 		count(CNT_UNMATCHED);
 		return 0;
 	}
@@ -395,7 +407,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, __u8 error, unsigned int nr_byt
 			submit(r);
 		}
 	}
-	bpf_map_delete_elem(&rqs, &key);
+	s->live = 0;
 	return 0;
 }
 

@@ -80,8 +80,9 @@ type ioshapeRqState struct {
 	Dbytes   uint32
 	Kthread  uint8
 	Tracked  uint8
+	Live     uint8
 	Comm     [16]int8
-	_        [6]byte
+	_        [5]byte
 }
 
 type ioshapeScState struct {

@@ -126,7 +126,7 @@ func (s *nativeSession) load() error {
 	}
 	s.coll, err = ebpf.NewCollection(spec)
 	if err != nil {
-		return fmt.Errorf("the kernel refused ioshape's eBPF programs: %s", firstLine(err))
+		return fmt.Errorf("the kernel refused ioshape's eBPF programs (the native backend needs Linux 6.2 or later): %s; use --backend bpftrace", firstLine(err))
 	}
 	if err := s.coll.Assign(&s.objs); err != nil {
 		s.coll.Close()
@@ -206,7 +206,7 @@ func (s *nativeSession) attach() (links []link.Link, warnings []string, err erro
 	kernel, _ := btf.LoadKernelSpec()
 	for name, want := range nativeTracepointArgs {
 		if got := tracepointArgs(kernel, name); got >= 0 && got != want {
-			return nil, nil, fmt.Errorf("this kernel's %s tracepoint passes %d arguments, not the %d ioshape's programs read (the native backend needs Linux 5.11 or later): use --backend bpftrace", name, got, want)
+			return nil, nil, fmt.Errorf("this kernel's %s tracepoint passes %d arguments, not the %d ioshape's programs read (the native backend needs Linux 6.2 or later): use --backend bpftrace", name, got, want)
 		}
 	}
 	uring := tracepointArgs(kernel, "io_uring_complete") == 3 && tracepointArgs(kernel, "io_uring_submit_req") == 1
@@ -276,7 +276,7 @@ func (s *nativeSession) unfinished() int64 {
 	var n int64
 	it := s.objs.Rqs.Iterate()
 	for it.Next(&key, &val) {
-		if val.Tracked != 0 {
+		if val.Live != 0 && val.Tracked != 0 {
 			n++
 		}
 	}
@@ -295,8 +295,12 @@ func readRing(rd *ringbuf.Reader, stop *atomic.Bool, oDirect uint64, out chan<- 
 			batch = make([]parse.Record, 0, 256)
 		}
 	}
+	// The producer wakes the reader only for a full batch; the deadline
+	// makes it look at least every 100 ms. It is renewed when it passes,
+	// not per record (reading the clock per record cost a fifth of the
+	// reader's time).
+	rd.SetDeadline(time.Now().Add(100 * time.Millisecond))
 	for {
-		rd.SetDeadline(time.Now().Add(100 * time.Millisecond))
 		err := rd.ReadInto(&rec)
 		switch {
 		case err == nil:
@@ -313,6 +317,7 @@ func readRing(rd *ringbuf.Reader, stop *atomic.Bool, oDirect uint64, out chan<- 
 			if stop.Load() && rd.AvailableBytes() == 0 {
 				return
 			}
+			rd.SetDeadline(time.Now().Add(100 * time.Millisecond))
 		default:
 			flush()
 			return
