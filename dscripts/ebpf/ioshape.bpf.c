@@ -590,10 +590,14 @@ struct aio_state {
 	__u64 fflags;
 	__u32 call;
 	__u32 tid;
+	__u32 live; // submitted, not yet reaped
 };
 
+// Applications reuse their iocbs, so entries are marked reaped and rewritten
+// in place rather than deleted and re-inserted; the LRU map drops entries
+// of iocbs that are never used again.
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536); // resized by ioshape
 	__type(key, struct aio_key);
 	__type(value, struct aio_state);
@@ -637,10 +641,13 @@ static __always_inline void aio_submit(struct pt_regs *regs, __u32 pid, __u32 ti
 		if (!fi.ok)
 			continue;
 		struct aio_state a = {.start = now, .dev = fi.dev, .ino = fi.ino, .fflags = fi.fflags, .tid = tid,
-				      .count = h.aio_nbytes, .pos = h.aio_offset};
+				      .count = h.aio_nbytes, .pos = h.aio_offset, .live = 1};
 		a.call = h.aio_lio_opcode == 0 ? call_aio_read : h.aio_lio_opcode == 1 ? call_aio_write : call_aio_fsync;
 		struct aio_key k = {.pid = pid, .iocb = cb};
-		if (bpf_map_update_elem(&aios, &k, &a, BPF_ANY))
+		struct aio_state *old = bpf_map_lookup_elem(&aios, &k);
+		if (old)
+			*old = a;
+		else if (bpf_map_update_elem(&aios, &k, &a, BPF_ANY))
 			count(CNT_MAP_FULL);
 	}
 }
@@ -740,7 +747,7 @@ static __always_inline void aio_reap(__u64 events, long n, __u32 pid, __u64 now)
 		struct aio_key k = {.pid = pid, .iocb = ev.obj};
 		__s64 res = ev.res;
 		struct aio_state *a = bpf_map_lookup_elem(&aios, &k);
-		if (!a)
+		if (!a || !a->live)
 			continue;
 		struct record *r = reserve(REC_SYSCALL);
 		if (r) {
@@ -758,7 +765,7 @@ static __always_inline void aio_reap(__u64 events, long n, __u32 pid, __u64 now)
 			bpf_get_current_comm(&r->comm, sizeof(r->comm));
 			submit(r);
 		}
-		bpf_map_delete_elem(&aios, &k);
+		a->live = 0;
 	}
 }
 

@@ -30,6 +30,8 @@ type ioshapeAioState struct {
 	Fflags uint64
 	Call   uint32
 	Tid    uint32
+	Live   uint32
+	_      [4]byte
 }
 
 type ioshapeCallSpec struct {
