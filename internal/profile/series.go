@@ -28,7 +28,9 @@ type Series struct {
 
 // LayerSeries is one layer over time.
 type LayerSeries struct {
-	IOs        []int64 `json:"ios"`
+	IOs []int64 `json:"ios"` // I/Os arriving in the bin
+	// ReadBytes and WriteBytes are the bytes moved in the bin, each I/O's
+	// spread over the time it took.
 	ReadBytes  []int64 `json:"read_bytes"`
 	WriteBytes []int64 `json:"write_bytes"`
 	// InFlight is the mean number of I/Os in flight during the bin.
@@ -155,6 +157,19 @@ func (b *bins) spread(col int, a, c int64) {
 	}
 }
 
+// spreadValue adds v to col, shared among the bins [a, c) overlaps in
+// proportion to the overlap.
+func (b *bins) spreadValue(col int, a, c int64, v float64) {
+	b.cover(a, c)
+	d := float64(c - a)
+	for k := floorDiv(a, b.width); k*b.width < c; k++ {
+		lo, hi := max(a, k*b.width), min(c, (k+1)*b.width)
+		if hi > lo {
+			b.cols[col][k-b.base] += v * float64(hi-lo) / d
+		}
+	}
+}
+
 // Columns of a layer's bins.
 const (
 	colIOs = iota
@@ -256,7 +271,13 @@ func (s *seriesBuilder) add(e *event.Event) {
 	if e.Op == event.Write {
 		col = colWrite
 	}
-	s.bins.add(base+col, e.Start, float64(e.Bytes))
+	// Bytes are spread over the time the I/O took: a 512 MiB
+	// copy_file_range is not 512 MiB in one bin.
+	if e.End > e.Start {
+		s.bins.spreadValue(base+col, e.Start, e.End, float64(e.Bytes))
+	} else {
+		s.bins.add(base+col, e.Start, float64(e.Bytes))
+	}
 	s.bins.spread(base+colBusy, e.Start, e.End)
 	if e.Layer == event.Block {
 		g := s.grids[e.Dev]
@@ -284,8 +305,8 @@ func (s *seriesBuilder) result(lat [2]*logHist, names map[event.Dev]string) *Ser
 		var any bool
 		for i := range b.cols[base] {
 			ls.IOs = append(ls.IOs, int64(b.cols[base+colIOs][i]))
-			ls.ReadBytes = append(ls.ReadBytes, int64(b.cols[base+colRead][i]))
-			ls.WriteBytes = append(ls.WriteBytes, int64(b.cols[base+colWrite][i]))
+			ls.ReadBytes = append(ls.ReadBytes, int64(math.Round(b.cols[base+colRead][i])))
+			ls.WriteBytes = append(ls.WriteBytes, int64(math.Round(b.cols[base+colWrite][i])))
 			ls.InFlight = append(ls.InFlight, round3(b.cols[base+colBusy][i]/float64(b.width)))
 			any = any || b.cols[base+colIOs][i] > 0
 		}

@@ -32,7 +32,8 @@ func NewListEntry(e store.Entry) ListEntry {
 	le.Label, le.Start = h.Label, h.Start
 	le.Target = h.Target.Mode
 	if len(h.Target.Command) > 0 {
-		le.Target = strings.Join(h.Target.Command, " ")
+		// One line: a shell script given as an argument may span several.
+		le.Target = strings.Join(strings.Fields(strings.Join(h.Target.Command, " ")), " ")
 	} else if len(h.Target.Names) > 0 {
 		le.Target = "name " + strings.Join(h.Target.Names, ",")
 	} else if len(h.Target.Pids) > 0 {

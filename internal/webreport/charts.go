@@ -138,7 +138,7 @@ func depthTimeChart(id string, p *profile.Profile) (chart, bool) {
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(common(id, "320px"),
-		charts.WithXAxisOpts(opts.XAxis{Name: "s", Type: "value"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "s", Type: "value", Min: "dataMin"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "in flight", Type: "value"}),
 		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}))...)
 	any := false
@@ -310,7 +310,7 @@ func offsetChart(id string, m profile.OffsetMap) chart {
 	sc := charts.NewScatter()
 	sc.SetGlobalOptions(append(common(id, "360px"),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "s", Type: "value"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "s", Type: "value", Min: "dataMin"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "offset (GiB)", Type: "value"}),
 		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}))...)
 	var reads, writes []opts.ScatterData
@@ -342,7 +342,7 @@ func throughputChart(id string, p *profile.Profile, phases []classify.Phase) (ch
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(common(id, "360px"),
-		charts.WithXAxisOpts(opts.XAxis{Name: "s", Type: "value"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "s", Type: "value", Min: "dataMin"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "MB/s", Type: "value"}),
 		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}))...)
 	line.ExtendYAxis(opts.YAxis{Name: "IOPS", Type: "value", Position: "right"})

@@ -246,7 +246,7 @@ func compareDepth(as []*report.Analysis) chart {
 func compareThroughput(as []*report.Analysis) chart {
 	line := charts.NewLine()
 	line.SetGlobalOptions(append(common("cmp_throughput", "340px"),
-		charts.WithXAxisOpts(opts.XAxis{Name: "s from start", Type: "value"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "s from start", Type: "value", Min: "dataMin"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "MB/s", Type: "value"}),
 		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}))...)
 	any := false
