@@ -31,9 +31,10 @@ const (
 )
 
 // Prepare checks everything that can be checked before recording — root,
-// the tracer, the target — on the chosen backend (auto: bpftrace on Linux,
-// DTrace elsewhere, or DTrace on Linux where only it is installed). Its
-// errors are one line, for the user.
+// the tracer, the target — on the chosen backend (auto: the native eBPF
+// backend on Linux where the kernel has BTF, else bpftrace, or DTrace on
+// Linux where only it is installed; DTrace elsewhere). Its errors are one
+// line, for the user.
 func Prepare(cfg Config) (Session, error) {
 	if err := cfg.Target.Validate(); err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ type User struct {
 // Config sets up a recording.
 type Config struct {
 	Target   Target
-	Backend  string // auto, bpftrace, dtrace or fsusage
+	Backend  string // auto, native, bpftrace, dtrace or fsusage
 	DTrace   string // path; empty: look it up in PATH
 	FsUsage  string // path; empty: look it up in PATH
 	Bpftrace string // path; empty: look it up in PATH
