@@ -323,12 +323,8 @@ func (r *dtraceRun) loop(ctx context.Context, cfg Config) (Result, error) {
 				status = nil
 				break
 			}
-			exited, err := st.applyStatus(line)
-			if err != nil {
+			if err := st.helperStatus(line, stop); err != nil {
 				runErr = err
-				stop("error")
-			} else if exited && !cfg.Target.Launch && cfg.Target.Duration == 0 {
-				stop("target exited")
 			}
 		case <-tick.C:
 			if err := st.sink.FlushIfDue(time.Second); err != nil && runErr == nil {

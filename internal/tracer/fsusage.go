@@ -243,12 +243,8 @@ func (s *fsusageSession) Run(ctx context.Context, sink Sink) (Result, error) {
 				status = nil
 				break
 			}
-			exited, err := st.applyStatus(line)
-			if err != nil {
+			if err := st.helperStatus(line, stop); err != nil {
 				runErr = err
-				stop("error")
-			} else if exited && !cfg.Target.Launch && cfg.Target.Duration == 0 {
-				stop("target exited")
 			}
 		case <-tick.C:
 			if err := sink.FlushIfDue(time.Second); err != nil && runErr == nil {

@@ -427,15 +427,8 @@ func (s *nativeSession) Run(ctx context.Context, sink Sink) (Result, error) {
 				status = nil
 				break
 			}
-			if line == "ready" {
-				break
-			}
-			exited, err := st.applyStatus(line)
-			if err != nil {
+			if err := st.helperStatus(line, stop); err != nil {
 				runErr = err
-				stop("error")
-			} else if exited && !cfg.Target.Launch && cfg.Target.Duration == 0 {
-				stop("target exited")
 			}
 		case <-tick.C:
 			if err := sink.FlushIfDue(time.Second); err != nil && runErr == nil {

@@ -509,6 +509,21 @@ func (st *runState) applyStatus(line string) (exited bool, err error) {
 	return false, nil
 }
 
+// helperStatus takes a helper status line as applyStatus does, and stops
+// the recording when the command could not start or — unless it is a
+// launch or has a duration — when it exited.
+func (st *runState) helperStatus(line string, stop func(string)) error {
+	exited, err := st.applyStatus(line)
+	if err != nil {
+		stop("error")
+		return err
+	}
+	if exited && !st.target.Launch && st.target.Duration == 0 {
+		stop("target exited")
+	}
+	return nil
+}
+
 // deviceList is the devices seen, in order.
 func (st *runState) deviceList() []event.Dev {
 	var devs []event.Dev

@@ -3,6 +3,7 @@ package webreport
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 
@@ -25,7 +26,6 @@ type chart struct {
 
 type renderable interface {
 	RenderSnippet() snippet
-	JSON() map[string]interface{}
 }
 
 // layerNames are how charts label the two layers.
@@ -164,34 +164,30 @@ func depthLabel(d int) (int, string) {
 	if d <= 32 {
 		return d, strconv.Itoa(d)
 	}
-	k := 1 << (bitsLen(d) - 1)
+	k := 1 << (bits.Len(uint(d)) - 1)
 	return k, fmt.Sprintf("%d–%d", k, 2*k-1)
 }
 
-func bitsLen(d int) int {
-	n := 0
-	for ; d > 0; d >>= 1 {
-		n++
-	}
-	return n
+// depthSeries is one bar series of a depth distribution; without a
+// histogram (ok false) its bars are empty.
+type depthSeries struct {
+	name string
+	hist []profile.DepthBucket
+	ok   bool
 }
 
-// depthDistChart is the queue depth each arriving I/O found.
-func depthDistChart(id string, p *profile.Profile) (chart, bool) {
-	bar := charts.NewBar()
-	bar.SetGlobalOptions(append(common(id, "320px"),
-		charts.WithXAxisOpts(opts.XAxis{Name: "depth", Type: "category"}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "% of I/Os", Type: "value"}))...)
-	lps := layers(p)
+// depthBars charts depth distributions side by side, as shares of I/Os,
+// on a shared axis. It reports false when no series has data.
+func depthBars(id, height string, series []depthSeries) (*charts.Bar, bool) {
 	keys := map[int]string{}
-	for _, lp := range lps {
-		for _, b := range lp.l.QueueDepth.Histogram {
+	for _, sr := range series {
+		for _, b := range sr.hist {
 			k, label := depthLabel(b.Depth)
 			keys[k] = label
 		}
 	}
 	if len(keys) == 0 {
-		return chart{}, false
+		return nil, false
 	}
 	order := make([]int, 0, len(keys))
 	for k := range keys {
@@ -202,20 +198,39 @@ func depthDistChart(id string, p *profile.Profile) (chart, bool) {
 	for i, k := range order {
 		labels[i] = keys[k]
 	}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(append(common(id, height),
+		charts.WithXAxisOpts(opts.XAxis{Name: "depth", Type: "category"}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "% of I/Os", Type: "value"}))...)
 	bar.SetXAxis(labels)
-	for _, lp := range lps {
-		counts := map[int]int64{}
-		var n int64
-		for _, b := range lp.l.QueueDepth.Histogram {
-			k, _ := depthLabel(b.Depth)
-			counts[k] += b.Count
-			n += b.Count
-		}
+	for _, sr := range series {
 		data := make([]opts.BarData, len(order))
-		for i, k := range order {
-			data[i] = opts.BarData{Value: pct(counts[k], n)}
+		if sr.ok {
+			counts := map[int]int64{}
+			var n int64
+			for _, b := range sr.hist {
+				k, _ := depthLabel(b.Depth)
+				counts[k] += b.Count
+				n += b.Count
+			}
+			for i, k := range order {
+				data[i] = opts.BarData{Value: pct(counts[k], n)}
+			}
 		}
-		bar.AddSeries(lp.name, data)
+		bar.AddSeries(sr.name, data)
+	}
+	return bar, true
+}
+
+// depthDistChart is the queue depth each arriving I/O found.
+func depthDistChart(id string, p *profile.Profile) (chart, bool) {
+	var series []depthSeries
+	for _, lp := range layers(p) {
+		series = append(series, depthSeries{lp.name, lp.l.QueueDepth.Histogram, true})
+	}
+	bar, ok := depthBars(id, "320px", series)
+	if !ok {
+		return chart{}, false
 	}
 	return chart{ID: id, Title: "Queue depth distribution", c: bar,
 		Note: "The depth each I/O found on arrival, itself included: what a benchmark's \"QD\" sets."}, true

@@ -197,48 +197,18 @@ func compareLatency(as []*report.Analysis) chart {
 }
 
 func compareDepth(as []*report.Analysis) chart {
-	keys := map[int]string{}
-	for _, a := range as {
-		if l, _, _ := mainLayer(a); l != nil {
-			for _, h := range l.QueueDepth.Histogram {
-				k, label := depthLabel(h.Depth)
-				keys[k] = label
-			}
-		}
-	}
-	if len(keys) == 0 {
-		return chart{}
-	}
-	order := make([]int, 0, len(keys))
-	for k := range keys {
-		order = append(order, k)
-	}
-	sort.Ints(order)
-	labels := make([]string, len(order))
-	for i, k := range order {
-		labels[i] = keys[k]
-	}
-	bar := charts.NewBar()
-	bar.SetGlobalOptions(append(common("cmp_depth", "340px"),
-		charts.WithXAxisOpts(opts.XAxis{Name: "depth", Type: "category"}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "% of I/Os", Type: "value"}))...)
-	bar.SetXAxis(labels)
+	var series []depthSeries
 	for i, a := range as {
 		l, _, layer := mainLayer(a)
-		data := make([]opts.BarData, len(order))
+		sr := depthSeries{name: fmt.Sprintf("%s (%s)", letter(i), layer), ok: l != nil}
 		if l != nil {
-			counts := map[int]int64{}
-			var n int64
-			for _, h := range l.QueueDepth.Histogram {
-				k, _ := depthLabel(h.Depth)
-				counts[k] += h.Count
-				n += h.Count
-			}
-			for j, k := range order {
-				data[j] = opts.BarData{Value: pct(counts[k], n)}
-			}
+			sr.hist = l.QueueDepth.Histogram
 		}
-		bar.AddSeries(fmt.Sprintf("%s (%s)", letter(i), layer), data)
+		series = append(series, sr)
+	}
+	bar, ok := depthBars("cmp_depth", "340px", series)
+	if !ok {
+		return chart{}
 	}
 	return chart{ID: "cmp_depth", Title: "Queue depth", c: bar, Note: "The depth each I/O found on arrival."}
 }

@@ -19,8 +19,8 @@ type snippet = render.ChartSnippet
 
 // Options change what a page shows and how it links.
 type Options struct {
-	// Nav adds the daemon's navigation bar; links are relative to Base
-	// ("" in a report file, which has no links).
+	// Nav adds the daemon's navigation bar (a report file has none: it
+	// links nowhere).
 	Nav bool
 	// Top is how many matches the ranking shows.
 	Top int
