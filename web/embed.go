@@ -4,7 +4,7 @@
 // style sheet and script of the report and daemon pages.
 package web
 
-import _ "embed"
+import "embed"
 
 // ECharts is echarts.min.js 5.4.3, the version go-echarts v2.6 targets.
 //
@@ -21,3 +21,10 @@ var CSS string
 //
 //go:embed app.js
 var AppJS string
+
+// HTML holds the page templates (html/template syntax): the layout of a
+// report or comparison, their bodies, and the daemon's trace list. They are
+// parsed once, by the packages that render them.
+//
+//go:embed html/*.html
+var HTML embed.FS

@@ -50,7 +50,7 @@ func Catalog() ([]Pattern, error) {
 			Patterns []Pattern `json:"patterns"`
 		}
 		if err := json.Unmarshal(catalogJSON, &doc); err != nil {
-			catalogErr = fmt.Errorf("pattern catalog: %v", err)
+			catalogErr = fmt.Errorf("pattern catalog: %w", err)
 			return
 		}
 		for i := range doc.Patterns {

@@ -70,24 +70,24 @@ func Classify(src Source, opts Options) (*Result, error) {
 
 	// Pass 1: the whole trace.
 	whole := profile.NewBuilder(popts)
-	first, last, any := int64(0), int64(0), false
+	first, last, seen := int64(0), int64(0), false
 	if err := src(func(e *event.Event) {
 		whole.Add(e)
 		if !e.Op.IsData() || !keep(e) {
 			return
 		}
-		if !any || e.Start < first {
+		if !seen || e.Start < first {
 			first = e.Start
 		}
-		if !any || e.End > last {
+		if !seen || e.End > last {
 			last = e.End
 		}
-		any = true
+		seen = true
 	}); err != nil {
 		return nil, err
 	}
 	shape, ok := ShapeOf(whole.Finish())
-	if !ok || !any {
+	if !ok || !seen {
 		return nil, ErrNoIO
 	}
 	res := &Result{Shape: shape, Matches: Rank(shape, exp)}

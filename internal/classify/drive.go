@@ -21,7 +21,7 @@ func ReadDriveResults(r io.Reader) (*DriveResults, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("drive results: %v", err)
+		return nil, fmt.Errorf("drive results: %w", err)
 	}
 	return &d, d.validate()
 }

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package cli
 
 import (
@@ -21,6 +23,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/store"
+	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
@@ -288,10 +291,7 @@ func TestBrowserReportFiles(t *testing.T) {
 	if r := ioshape(t, nil, "report", "-o", small, "../../testdata/traces/cp-cat-dd.iotrace"); r.code != 0 {
 		t.Fatalf("report: %s", r.stderr)
 	}
-	n := 10_000_000
-	if testing.Short() {
-		n = 1_000_000
-	}
+	n := testutil.LargeEvents()
 	trace := filepath.Join(dir, "big.iotrace")
 	writeSyntheticTrace(t, trace, n)
 	big := filepath.Join(dir, "big.html")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,10 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/classify"
-	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/report"
-	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
 type classifyOptions struct {
@@ -53,7 +53,7 @@ would see on that drive and which headline number does not apply.`,
   ioshape classify --adm-read 6300,2100,900,60 --adm-write 5200,1900,800,140 7k3m9q
   ioshape classify --drive my-ssd.json --json 7k3m9q`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runClassify(g, o, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runClassify(cmd.Context(), g, o, args[0]) },
 	}
 	f := c.Flags()
 	f.BoolVar(&o.json, "json", false, "print the classification as JSON")
@@ -64,7 +64,7 @@ would see on that drive and which headline number does not apply.`,
 	return c
 }
 
-func runClassify(g *globals, o *classifyOptions, arg string) error {
+func runClassify(ctx context.Context, g *globals, o *classifyOptions, arg string) error {
 	popts, err := profileOptions(o.writeback)
 	if err != nil {
 		return err
@@ -84,11 +84,7 @@ func runClassify(g *globals, o *classifyOptions, arg string) error {
 	if err != nil {
 		return err
 	}
-	meta, err := tracefile.ReadMeta(path)
-	if err != nil {
-		return err
-	}
-	res, err := classify.Classify(fileSource(g, path), opts)
+	meta, res, err := analysis.Classify(ctx, path, opts, g.watch)
 	if err != nil {
 		return err
 	}
@@ -112,7 +108,7 @@ func (o *driveFlags) results() (*classify.DriveResults, error) {
 		defer f.Close()
 		d, err := classify.ReadDriveResults(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", o.file, err)
+			return nil, fmt.Errorf("%s: %w", o.file, err)
 		}
 		return d, nil
 	case len(o.admRead) > 0 || len(o.admWrite) > 0:
@@ -123,23 +119,4 @@ func (o *driveFlags) results() (*classify.DriveResults, error) {
 		return d, nil
 	}
 	return nil, nil
-}
-
-// fileSource replays a trace file, once per call (classify reads it three
-// times).
-func fileSource(g *globals, path string) classify.Source {
-	pass := 0
-	return func(emit func(*event.Event)) error {
-		r, err := tracefile.Open(path)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		pass++
-		defer watch(g, r, fmt.Sprintf("pass %d of 3,", pass))()
-		for r.Next() {
-			emit(r.Event())
-		}
-		return r.Err()
-	}
 }

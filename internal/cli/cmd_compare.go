@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -30,7 +31,7 @@ first trace by 10% (10 points for shares) or more are marked. Text by default;
   ioshape compare -o launches.html 7k3m9q 9xk2pd
   ioshape compare --json before after`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(g, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd.Context(), g, o, args) },
 	}
 	f := c.Flags()
 	f.BoolVar(&o.json, "json", false, "print the comparison as JSON")
@@ -39,15 +40,18 @@ first trace by 10% (10 points for shares) or more are marked. Text by default;
 	return c
 }
 
-func runCompare(g *globals, o *compareOptions, args []string) error {
+func runCompare(ctx context.Context, g *globals, o *compareOptions, args []string) error {
 	if len(args) > 8 {
 		return usageError{fmt.Errorf("compare takes at most 8 traces, not %d", len(args))}
 	}
 	var as []*report.Analysis
 	for _, arg := range args {
-		a, err := analyze(g, arg, o.writeback, &driveFlags{})
+		a, err := analyze(ctx, g, arg, o.writeback, &driveFlags{})
 		if err != nil {
-			return fmt.Errorf("%s: %v", arg, err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: %w", arg, err)
 		}
 		as = append(as, a)
 	}
@@ -57,14 +61,14 @@ func runCompare(g *globals, o *compareOptions, args []string) error {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
-	case o.output == "-":
-		return webreport.Compare(as, c, webreport.Options{}).Write(g.stdout)
 	case o.output != "":
 		page := webreport.Compare(as, c, webreport.Options{})
-		if err := writeFileAtomic(o.output, page.Write); err != nil {
+		if err := g.writeOutput(ctx, o.output, page.Write); err != nil {
 			return err
 		}
-		fmt.Fprintln(g.stdout, o.output)
+		if o.output != "-" {
+			fmt.Fprintln(g.stdout, o.output)
+		}
 		return nil
 	}
 	return report.WriteCompare(g.stdout, c)

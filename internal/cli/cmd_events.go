@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ioshape/ioshape/internal/tracefile"
+	"github.com/ioshape/ioshape/internal/analysis"
+	"github.com/ioshape/ioshape/internal/event"
 )
 
 func newEventsCommand(g *globals) *cobra.Command {
@@ -24,28 +27,31 @@ func newEventsCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printEvents(g, path, limit)
+			return printEvents(cmd.Context(), g, path, limit)
 		},
 	}
 	c.Flags().IntVar(&limit, "limit", 0, "print at most this many events (0: all)")
 	return c
 }
 
-func printEvents(g *globals, path string, limit int) error {
-	r, err := tracefile.Open(path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func printEvents(ctx context.Context, g *globals, path string, limit int) error {
 	w := bufio.NewWriter(g.stdout)
 	fmt.Fprintln(w, "layer\top\tcall\tstart_ns\tdispatch_ns\tend_ns\tdev\tinode\toffset\tsize\tbytes\terrno\tpid\ttid\tcomm\tflags")
-	for n := 0; r.Next() && (limit == 0 || n < limit); n++ {
-		e := r.Event()
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+	n := 0
+	_, _, err := analysis.Events(ctx, path, "reading", nil, func(e *event.Event) error {
+		if limit > 0 && n >= limit {
+			return errEnough
+		}
+		n++
+		_, err := fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
 			e.Layer, e.Op, e.Call, e.Start, e.Dispatch, e.End, e.Dev, e.Inode, e.Offset, e.Size, e.Bytes, e.Errno, e.Pid, e.Tid, e.Comm, e.Flags)
-	}
-	if err := r.Err(); err != nil {
+		return err
+	})
+	if err != nil && !errors.Is(err, errEnough) {
 		return err
 	}
 	return w.Flush()
 }
+
+// errEnough ends a listing at its --limit.
+var errEnough = errors.New("limit reached")

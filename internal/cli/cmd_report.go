@@ -1,19 +1,19 @@
 package cli
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/report"
-	"github.com/ioshape/ioshape/internal/tracefile"
+	"github.com/ioshape/ioshape/internal/store"
 	"github.com/ioshape/ioshape/internal/webreport"
 )
 
@@ -38,7 +38,7 @@ the network. The default file is ioshape-<ID>.html in the current directory;
 		Example: `  ioshape report 7k3m9q
   ioshape report -o launch.html --adm-read 6300,2100,900,60 --adm-write 5200,1900,800,140 7k3m9q`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runReport(g, o, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.Context(), g, o, args[0]) },
 	}
 	f := c.Flags()
 	f.StringVarP(&o.output, "output", "o", "", "the HTML file to write (- for standard output)")
@@ -49,11 +49,11 @@ the network. The default file is ioshape-<ID>.html in the current directory;
 	return c
 }
 
-func runReport(g *globals, o *reportOptions, arg string) error {
+func runReport(ctx context.Context, g *globals, o *reportOptions, arg string) error {
 	if o.top < 1 {
 		return usageError{errors.New("--top must be at least 1")}
 	}
-	a, err := analyze(g, arg, o.writeback, &o.drive)
+	a, err := analyze(ctx, g, arg, o.writeback, &o.drive)
 	if err != nil {
 		return err
 	}
@@ -63,22 +63,31 @@ func runReport(g *globals, o *reportOptions, arg string) error {
 		return enc.Encode(a)
 	}
 	page := webreport.Report(a, webreport.Options{Top: o.top})
-	if o.output == "-" {
-		return page.Write(g.stdout)
-	}
 	out := o.output
 	if out == "" {
-		out = "ioshape-" + filepath.Base(a.Show.Trace.Name()) + ".html"
+		out = defaultReportName(a.Show.Trace)
 	}
-	if err := writeFileAtomic(out, page.Write); err != nil {
+	if err := g.writeOutput(ctx, out, page.Write); err != nil {
 		return err
 	}
-	fmt.Fprintln(g.stdout, out)
+	if out != "-" {
+		fmt.Fprintln(g.stdout, out)
+	}
 	return nil
 }
 
+// defaultReportName is ioshape-<ID>.html, as the help says (the file name
+// of a trace outside the store, which has no ID).
+func defaultReportName(t report.TraceInfo) string {
+	name := t.ID
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(t.Path), store.Ext)
+	}
+	return "ioshape-" + name + ".html"
+}
+
 // analyze resolves a trace argument, profiles and classifies it.
-func analyze(g *globals, arg, writeback string, drive *driveFlags) (*report.Analysis, error) {
+func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driveFlags) (*report.Analysis, error) {
 	popts, err := profileOptions(writeback)
 	if err != nil {
 		return nil, err
@@ -95,31 +104,5 @@ func analyze(g *globals, arg, writeback string, drive *driveFlags) (*report.Anal
 	if err != nil {
 		return nil, err
 	}
-	return report.Analyze(path, popts, copts, func(r *tracefile.Reader, what string) func() { return watch(g, r, what) })
-}
-
-// writeFileAtomic writes a file through a temporary beside it, so a
-// failure never leaves half a file under the name.
-func writeFileAtomic(path string, write func(w io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".ioshape-*.tmp")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	defer os.Remove(f.Name())
-	w := bufio.NewWriter(f)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		os.Chmod(f.Name(), 0o644)
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %v", path, err)
-	}
-	return nil
+	return analysis.Analyze(ctx, path, popts, copts, g.watch)
 }

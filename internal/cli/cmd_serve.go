@@ -49,7 +49,7 @@ It listens on 127.0.0.1 unless --addr says otherwise.`,
 func runServe(cmd *cobra.Command, g *globals, o *serveOptions) error {
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
-		return usageError{fmt.Errorf("--addr must be host:port: %v", err)}
+		return usageError{fmt.Errorf("--addr must be host:port: %w", err)}
 	}
 	st, err := g.store()
 	if err != nil {
@@ -60,7 +60,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveOptions) error {
 	if o.runAs != "" {
 		u, err := user.Lookup(o.runAs)
 		if err != nil {
-			return usageError{fmt.Errorf("--run-as: %v", err)}
+			return usageError{fmt.Errorf("--run-as: %w", err)}
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
@@ -71,7 +71,7 @@ func runServe(cmd *cobra.Command, g *globals, o *serveOptions) error {
 	}
 	l, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %v", o.addr, err)
+		return fmt.Errorf("cannot listen on %s: %w", o.addr, err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	srv := server.New(server.Config{

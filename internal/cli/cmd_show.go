@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
-	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
 type showOptions struct {
@@ -25,19 +26,19 @@ func newShowCommand(g *globals) *cobra.Command {
 and what the drive saw (block). <trace> is a trace ID, a unique ID prefix, a
 label, or a file path.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runShow(g, o, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runShow(cmd.Context(), g, o, args[0]) },
 	}
 	c.Flags().BoolVar(&o.json, "json", false, "print the profile as JSON")
 	c.Flags().StringVar(&o.writeback, "writeback", "include", "block I/O issued by kernel threads on behalf of processes: include or exclude")
 	return c
 }
 
-func runShow(g *globals, o *showOptions, arg string) error {
+func runShow(ctx context.Context, g *globals, o *showOptions, arg string) error {
 	opts, err := profileOptions(o.writeback)
 	if err != nil {
 		return err
 	}
-	s, err := loadShow(g, arg, opts)
+	s, err := loadShow(ctx, g, arg, opts)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func profileOptions(writeback string) (profile.Options, error) {
 }
 
 // loadShow resolves a trace argument and profiles it.
-func loadShow(g *globals, arg string, opts profile.Options) (*report.Show, error) {
+func loadShow(ctx context.Context, g *globals, arg string, opts profile.Options) (*report.Show, error) {
 	st, err := g.store()
 	if err != nil {
 		return nil, err
@@ -69,16 +70,5 @@ func loadShow(g *globals, arg string, opts profile.Options) (*report.Show, error
 	if err != nil {
 		return nil, err
 	}
-	r, err := tracefile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	stop := watch(g, r, "reading")
-	meta, p, err := profile.FromReader(r, opts)
-	stop()
-	if err != nil {
-		return nil, err
-	}
-	return report.NewShow(path, meta, p), nil
+	return analysis.Show(ctx, path, opts, g.watch)
 }

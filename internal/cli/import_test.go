@@ -6,19 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioshape/ioshape/internal/testutil"
 )
 
 // The real fs_usage capture from ../shared/samples imports as exactly its 24
 // disk I/Os on four APFS devices; the 12 writes to /dev/NOTFOUND and the
 // 1,156 other lines are skipped and counted.
 func TestImportFsUsageSample(t *testing.T) {
-	sample := filepath.Join("..", "..", "..", "shared", "samples", "macos_fs_usage_apfs_desktop.log")
-	if _, err := os.Stat(sample); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("sample missing: %v", err)
-		}
-		t.Skipf("sample missing: %v", err)
-	}
+	sample := testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log")
 	store := t.TempDir()
 	r := ioshape(t, nil, "--store", store, "import", "--label", "mac", sample)
 	if r.code != 0 {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,36 +62,6 @@ func ioshape(t *testing.T, env []string, args ...string) result {
 		t.Fatal(err)
 	}
 	return result{out.String(), errb.String(), code}
-}
-
-// lockedBuffer collects a running child's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor polls until the buffer contains s.
-func waitFor(t *testing.T, b *lockedBuffer, s string, limit time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !strings.Contains(b.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q within %v; output so far:\n%s", s, limit, b.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func showJSON(t *testing.T, store, trace string, extra ...string) *report.Show {

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && e2e
 
 package cli
 

@@ -6,8 +6,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/report"
-	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
 // readProgress shows how far a long read of a trace has got, on stderr and
@@ -20,28 +20,27 @@ type readProgress struct {
 
 const progressMinBytes = 32 << 20
 
-// watch reports r's progress until the returned function is called. what
-// names the step ("reading", "pass 2 of 3").
-func watch(g *globals, r *tracefile.Reader, what string) func() {
+// watch reports a pass's progress until the returned function is called.
+func (g *globals) watch(p analysis.Pass) func() {
 	f := fileOf(g.stderr)
-	if _, total := r.Progress(); f == nil || !term.IsTerminal(int(f.Fd())) || total < progressMinBytes {
+	if _, total := p.Progress(); f == nil || !term.IsTerminal(int(f.Fd())) || total < progressMinBytes {
 		return func() {}
 	}
-	p := &readProgress{g: g, stop: make(chan struct{}), done: make(chan struct{})}
+	rp := &readProgress{g: g, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
-		defer close(p.done)
+		defer close(rp.done)
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
-			case <-p.stop:
+			case <-rp.stop:
 				fmt.Fprint(g.stderr, "\r\033[K")
 				return
 			case <-t.C:
-				done, total := r.Progress()
-				fmt.Fprintf(g.stderr, "\r\033[K%s %s: %s of %s", what, r.Name(), report.Percent(float64(done)/float64(total)), report.Bytes(total))
+				done, total := p.Progress()
+				fmt.Fprintf(g.stderr, "\r\033[K%s %s: %s of %s", p.What, p.File, report.Percent(float64(done)/float64(total)), report.Bytes(total))
 			}
 		}
 	}()
-	return func() { close(p.stop); <-p.done }
+	return func() { close(rp.stop); <-rp.done }
 }

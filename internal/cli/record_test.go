@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && e2e
 
 package cli
 
@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/profile"
@@ -496,11 +498,42 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("ls does not flag the cut-short trace:\n%s", ls.stdout)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for exec.Command("pgrep", "-f", "ioshape-.*\\.bt").Run() == nil {
+	for {
+		left := tracerLeft(t)
+		if left == "" {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("bpftrace outlived the killed recorder")
+			t.Fatalf("the tracer outlived the killed recorder: %s", left)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// tracerLeft says what is left of a recording's tracer: a bpftrace process,
+// or (native backend) ioshape's eBPF programs still loaded in the kernel.
+func tracerLeft(t *testing.T) string {
+	if testBackend == "bpftrace" {
+		if exec.Command("pgrep", "-x", "bpftrace").Run() == nil {
+			return "bpftrace is still running"
+		}
+		return ""
+	}
+	for id := ebpf.ProgramID(0); ; {
+		next, err := ebpf.ProgramGetNextID(id)
+		if err != nil {
+			return ""
+		}
+		id = next
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue // unloaded meanwhile
+		}
+		info, err := p.Info()
+		p.Close()
+		if err == nil && info.Name == "on_rq_insert" {
+			return fmt.Sprintf("ioshape's eBPF program %s (id %d) is still loaded", info.Name, id)
+		}
 	}
 }
 

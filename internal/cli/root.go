@@ -32,7 +32,7 @@ func (g *globals) store() (*store.Store, error) {
 	if dir == "" {
 		d, err := store.DefaultDir()
 		if err != nil {
-			return nil, fmt.Errorf("cannot find a data directory for the trace store: %v (use --store)", err)
+			return nil, fmt.Errorf("cannot find a data directory for the trace store: %w (use --store)", err)
 		}
 		dir = d
 	}
@@ -43,7 +43,11 @@ func (g *globals) store() (*store.Store, error) {
 // or a fresh ID in the store.
 func (g *globals) newTracePath(output string) (id, path string, err error) {
 	if output != "" {
-		return "", output, nil
+		resolved, _, err := resolveOutput(output)
+		if err != nil {
+			return "", "", err
+		}
+		return "", resolved, checkOutput(output)
 	}
 	st, err := g.store()
 	if err != nil {
@@ -111,6 +115,10 @@ func Main(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) 
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "ioshape: interrupted")
+		return 130
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	fmt.Fprintf(stderr, "ioshape: %s\n", msg)

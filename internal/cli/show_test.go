@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/ioshape/ioshape/internal/testutil"
+)
 
 // A real recording (testdata/traces/cp-cat-dd.iotrace: cp, cat and two dd
 // runs, recorded with bpftrace 0.17 on Linux 6.18) shown as text and JSON.
@@ -30,18 +29,7 @@ func TestShowGolden(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
-			path := filepath.Join("..", "..", "testdata", "golden", c.golden)
-			if *update {
-				os.MkdirAll(filepath.Dir(path), 0o755)
-				os.WriteFile(path, []byte(r.stdout), 0o644)
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/cli -run Golden -update)", err)
-			}
-			if r.stdout != string(want) {
-				t.Errorf("output differs from %s; run with -update and review the diff", path)
-			}
+			testutil.Golden(t, testutil.Repo(t, "testdata", "golden", c.golden), []byte(r.stdout))
 		})
 	}
 }

@@ -101,25 +101,6 @@ func (c Call) IsAsync() bool { return c >= CallAioRead && c <= CallUringFsync }
 // Valid reports whether c is a known call.
 func (c Call) Valid() bool { return c > NoCall && c < numCalls }
 
-// CallByName returns the Call with the given name.
-func CallByName(name string) (Call, bool) {
-	for i, n := range callNames {
-		if n == name && i != 0 {
-			return Call(i), true
-		}
-	}
-	return NoCall, false
-}
-
-// Calls lists every known call, in ID order.
-func Calls() []Call {
-	out := make([]Call, 0, numCalls-1)
-	for c := CallRead; c < numCalls; c++ {
-		out = append(out, c)
-	}
-	return out
-}
-
 // Flags carry what the kernel said about an I/O, where it said it.
 type Flags uint32
 
@@ -165,6 +146,17 @@ type Dev struct {
 }
 
 func (d Dev) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
+
+// Device names a device number seen in a trace: what the tracer learned of
+// it from the system (sysfs, the mount table) or from its own output.
+type Device struct {
+	Major  uint32 `json:"major"`
+	Minor  uint32 `json:"minor"`
+	Name   string `json:"name"`
+	Disk   string `json:"disk,omitempty"` // the whole disk a partition belongs to
+	Mount  string `json:"mount,omitempty"`
+	FSType string `json:"fstype,omitempty"`
+}
 
 // DevFromKernel splits a dev_t in the kernel's internal encoding (major in
 // the bits above 20), as block tracepoints and super_block.s_dev carry it.

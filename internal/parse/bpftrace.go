@@ -69,6 +69,15 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 		r.rec = Record{Kind: KindExit, Pid: p}
 	case bytes.Equal(b, []byte("READY")):
 		r.rec = Record{Kind: KindReady}
+	case bytes.HasPrefix(b, []byte("READY ")):
+		// The recording machine's architecture: its O_DIRECT bit is the
+		// one that counts, not this machine's.
+		arch := string(bytes.TrimSpace(b[6:]))
+		if ODirectFor(arch) == 0 {
+			return "unknown architecture in READY line"
+		}
+		r.oDirect = ODirectFor(arch)
+		r.rec = Record{Kind: KindReady}
 	case len(b) > 12 && bytes.HasPrefix(b, []byte("Lost ")) && bytes.HasSuffix(b, []byte(" events")):
 		n, err := strconv.ParseInt(string(b[5:len(b)-7]), 10, 64)
 		if err != nil {
@@ -78,7 +87,7 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 	case bytes.HasPrefix(b, []byte("@rq[")):
 		// A block request still in the tracer's map at exit: issued, its
 		// completion never seen.
-		r.rec = Record{Kind: KindCounter, Name: "unfinished", N: 1}
+		r.rec = Record{Kind: KindCounter, Name: CounterUnfinished, N: 1}
 	case b[0] == '@':
 		i := bytes.Index(b, []byte(": "))
 		if i < 0 {

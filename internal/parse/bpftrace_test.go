@@ -2,7 +2,6 @@ package parse
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // scanner is what every tracer-output reader offers.
 type scanner interface {
@@ -76,17 +74,7 @@ func TestBpftraceGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := dump(t, in)
-			golden := strings.TrimSuffix(f, ".txt") + ".golden"
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update and review the diff)", golden)
-			}
+			testutil.Golden(t, strings.TrimSuffix(f, ".txt")+".golden", []byte(got))
 		})
 	}
 }
@@ -107,14 +95,7 @@ func TestReplayGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := dumpWith(t, c.r(in))
-			golden := filepath.Join("testdata", strings.TrimSuffix(c.file, ".txt")+".golden")
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil || got != string(want) {
-				t.Errorf("output differs from %s (run with -update and review the diff): %v", golden, err)
-			}
+			testutil.Golden(t, filepath.Join("testdata", strings.TrimSuffix(c.file, ".txt")+".golden"), []byte(got))
 		})
 	}
 }

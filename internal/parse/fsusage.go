@@ -201,9 +201,10 @@ func timeOfDay(s string) (int64, error) {
 		return 0, fmt.Errorf("bad time %q", s)
 	}
 	var v [3]int64
+	limits := [3]int{23, 59, 59}
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || n > 59 || len(p) != 2 {
+		if err != nil || n < 0 || n > limits[i] || len(p) != 2 {
 			return 0, fmt.Errorf("bad time %q", s)
 		}
 		v[i] = int64(n)

@@ -3,11 +3,11 @@ package parse
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/testutil"
 )
 
 func readFsUsage(t *testing.T, in string) (evs []event.Event, skipped, lost int, errs []string) {
@@ -66,13 +66,9 @@ func TestFsUsageLines(t *testing.T) {
 // lines) holds 36 disk I/O lines, 12 of them to /dev/NOTFOUND (/dev/null):
 // 24 real disk I/Os.
 func TestFsUsageRealCapture(t *testing.T) {
-	path := filepath.Join("..", "..", "..", "shared", "samples", "macos_fs_usage_apfs_desktop.log")
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log"))
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("sample missing: %v", err)
-		}
-		t.Skipf("sample missing: %v", err)
+		t.Fatal(err)
 	}
 	evs, skipped, lost, errs := readFsUsage(t, string(data))
 	if len(evs) != 24 || len(errs) != 0 || lost != 0 {

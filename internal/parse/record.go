@@ -18,6 +18,16 @@ const (
 	KindReady                   // the tracer has started
 	KindNotice                  // a line with no data (a banner); Text holds it
 	KindError                   // Err holds a syntax error
+	KindWarning                 // Text is something the user should be told
+)
+
+// Counter names a KindCounter record can carry.
+const (
+	CounterUnmatched  = "unmatched"   // completions whose issue was not seen
+	CounterMapFull    = "map_full"    // in-flight I/Os the tracer had no room to track
+	CounterStale      = "stale"       // in-flight entries overwritten before completion
+	CounterUnfinished = "unfinished"  // requests issued whose completion was not seen
+	CounterProbeError = "probe_error" // probe actions that failed at run time; Text says how
 )
 
 // Record is one parsed line.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
-	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
 // Options changes what a profile counts.
@@ -17,7 +16,7 @@ type Options struct {
 	// Window is how far out of time order events may arrive (default 2s).
 	Window time.Duration
 	// Devices names device numbers.
-	Devices []tracefile.Device
+	Devices []event.Device
 	// Series also builds the time series and offset maps a report plots.
 	Series bool
 }
@@ -108,8 +107,7 @@ type Builder struct {
 	devs       map[devKey]*layerAgg
 	procs      map[uint32]*Process
 	wb         Writeback
-	finished   bool
-	devByNum   map[event.Dev]tracefile.Device
+	devByNum   map[event.Dev]event.Device
 	seenEvents int64
 	series     *seriesBuilder
 }
@@ -124,7 +122,7 @@ func NewBuilder(opts Options) *Builder {
 		layers:   [2]*layerAgg{newLayerAgg(true, true), newLayerAgg(false, true)},
 		devs:     map[devKey]*layerAgg{},
 		procs:    map[uint32]*Process{},
-		devByNum: map[event.Dev]tracefile.Device{},
+		devByNum: map[event.Dev]event.Device{},
 	}
 	b.wb.Included = !opts.ExcludeWriteback
 	if opts.Series {

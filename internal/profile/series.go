@@ -302,15 +302,15 @@ func (s *seriesBuilder) result(lat [2]*logHist, names map[event.Dev]string) *Ser
 	layer := func(l event.Layer) *LayerSeries {
 		base := int(l) * colsPerLayer
 		ls := &LayerSeries{}
-		var any bool
+		var seen bool
 		for i := range b.cols[base] {
 			ls.IOs = append(ls.IOs, int64(b.cols[base+colIOs][i]))
 			ls.ReadBytes = append(ls.ReadBytes, int64(math.Round(b.cols[base+colRead][i])))
 			ls.WriteBytes = append(ls.WriteBytes, int64(math.Round(b.cols[base+colWrite][i])))
 			ls.InFlight = append(ls.InFlight, round3(b.cols[base+colBusy][i]/float64(b.width)))
-			any = any || b.cols[base+colIOs][i] > 0
+			seen = seen || b.cols[base+colIOs][i] > 0
 		}
-		if !any {
+		if !seen {
 			return nil
 		}
 		ls.Latency = latencyBuckets(lat[l])

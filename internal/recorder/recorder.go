@@ -39,6 +39,14 @@ func Prepare(req Request) (*Prepared, error) {
 	return &Prepared{req: req, sess: sess}, nil
 }
 
+// Close releases what a prepared recording holds (the native backend's
+// programs and maps) when it will not run. Run releases them itself.
+func (p *Prepared) Close() {
+	if c, ok := p.sess.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
 // Run records into the trace file at path (id is its store ID, "" outside
 // the store) until the target ends, the duration passes or ctx is
 // cancelled, and finishes the file. The file is complete even when Run
@@ -47,10 +55,14 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	req := p.req
 	w, err := tracefile.Create(path, header(req, id, p.sess))
 	if err != nil {
-		return tracer.Result{}, fmt.Errorf("cannot create the trace file: %v", err)
+		return tracer.Result{}, fmt.Errorf("cannot create the trace file: %w", err)
 	}
-	req.Owner.Chown(path + tracefile.PartialSuffix)
+	var warnings []string
+	if err := req.Owner.Chown(path + tracefile.PartialSuffix); err != nil {
+		warnings = append(warnings, fmt.Sprintf("the trace file could not be given to uid %d: %v", req.Owner.UID, err))
+	}
 	res, runErr := p.sess.Run(ctx, w)
+	res.Warnings = append(warnings, res.Warnings...)
 	footer := tracefile.Footer{
 		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
 		ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished, UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors,
@@ -61,7 +73,7 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 		footer.Warnings = append(footer.Warnings, runErr.Error())
 	}
 	if err := w.Close(footer); err != nil {
-		return res, fmt.Errorf("cannot finish the trace file %s: %v", path, err)
+		return res, fmt.Errorf("cannot finish the trace file %s: %w", path, err)
 	}
 	if runErr != nil && res.Events == 0 {
 		os.Remove(path)
@@ -70,9 +82,7 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 }
 
 // Lost is every event the recording knows it lost.
-func Lost(res tracer.Result) int64 {
-	return res.Lost + res.MapOverflows + res.ProbeMisses + res.ProbeErrors
-}
+func Lost(res tracer.Result) int64 { return res.AllLost() }
 
 func header(req Request, id string, sess tracer.Session) tracefile.Header {
 	host, _ := os.Hostname()

@@ -152,16 +152,16 @@ func Compare(as []*Analysis) *Comparison {
 	}
 	for _, m := range measures {
 		row := CompareRow{Key: m.key, Name: m.name, Unit: m.unit}
-		var any bool
+		var seen bool
 		for _, a := range as {
 			if v, ok := m.get(a); ok {
 				row.Values = append(row.Values, &v)
-				any = true
+				seen = true
 			} else {
 				row.Values = append(row.Values, nil)
 			}
 		}
-		if !any {
+		if !seen {
 			continue
 		}
 		base := row.Values[0]

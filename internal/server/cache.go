@@ -2,10 +2,12 @@ package server
 
 import (
 	"container/list"
+	"context"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
@@ -62,7 +64,7 @@ func (c *cache) peek(path string) *report.Analysis {
 }
 
 // get returns the analysis of the trace at path, computing it if needed.
-func (c *cache) get(path string) (*report.Analysis, error) {
+func (c *cache) get(ctx context.Context, path string) (*report.Analysis, error) {
 	if a := c.peek(path); a != nil {
 		return a, nil
 	}
@@ -75,7 +77,7 @@ func (c *cache) get(path string) (*report.Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := report.Analyze(path, profile.Options{}, classify.Options{}, nil)
+	a, err := analysis.Analyze(ctx, path, profile.Options{}, classify.Options{}, nil)
 	if err != nil {
 		return nil, err
 	}

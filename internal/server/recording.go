@@ -191,31 +191,49 @@ func (s *Server) apiStartRecording(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	// Claim the one recording slot, then prepare without holding the lock:
+	// loading a tracer takes a while, and the list page needs the lock.
+	j := &job{Label: req.Label}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.job != nil && s.job.status().Running {
-		httpError(w, http.StatusConflict, "a recording is already running (%s): stop it first", s.job.ID)
+	prev := s.job
+	if prev != nil && prev.status().Running {
+		s.mu.Unlock()
+		httpError(w, http.StatusConflict, "a recording is already running (%s): stop it first", prev.ID)
 		return
 	}
-	j := &job{Label: req.Label}
+	s.job = j
+	s.mu.Unlock()
+	giveBack := func() {
+		s.mu.Lock()
+		if s.job == j {
+			s.job = prev
+		}
+		s.mu.Unlock()
+	}
 	cfg := tracer.Config{Target: t, Backend: s.cfg.Backend, RunAs: s.cfg.RunAs, MapKeys: 1 << 16, PerfPages: 1 << 10,
 		Progress: func(p tracer.Progress) { j.mu.Lock(); j.progress = p; j.mu.Unlock() }}
 	rec, err := recorder.Prepare(recorder.Request{Tracer: cfg, Label: req.Label, Owner: s.cfg.Owner,
 		ToolVersion: s.cfg.ToolVersion, CommandLine: append([]string{"ioshape serve: record"}, req.Command...)})
 	if err != nil {
+		giveBack()
 		httpError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	id, path, err := s.cfg.Store.NewPath()
 	if err != nil {
+		rec.Close() // the tracer's kernel resources, now
+		giveBack()
 		httpError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
+	j.mu.Lock()
 	j.ID, j.Path = id, path
+	j.mu.Unlock()
 	ctx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
 	j.cancel = cancel
-	s.job = j
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
@@ -236,7 +254,7 @@ func (s *Server) currentJob(w http.ResponseWriter, id string) *job {
 	s.mu.Lock()
 	j := s.job
 	s.mu.Unlock()
-	if j == nil || j.ID != id {
+	if j == nil || j.status().ID != id {
 		httpError(w, http.StatusNotFound, "no recording %q", id)
 		return nil
 	}
@@ -248,7 +266,12 @@ func (s *Server) apiStopRecording(w http.ResponseWriter, r *http.Request) {
 	if j == nil {
 		return
 	}
-	j.cancel()
+	s.mu.Lock()
+	cancel := j.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 	writeJSON(w, http.StatusAccepted, j.status())
 }
 

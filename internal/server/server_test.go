@@ -7,10 +7,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/store"
+	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracer"
 )
 
@@ -274,5 +276,27 @@ func TestStaticScript(t *testing.T) {
 	}
 	if w := do(t, s, call{method: "GET", path: "/static/../../etc/passwd"}); w.Code == 200 {
 		t.Errorf("static traversal served")
+	}
+}
+
+// Every route the daemon serves is in docs/serve-api.md.
+func TestAPIDocCoversRoutes(t *testing.T) {
+	src, err := os.ReadFile("handlers.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(testutil.Repo(t, "docs", "serve-api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := regexp.MustCompile(`HandleFunc\("(GET|POST) ([^"]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(routes) < 10 {
+		t.Fatalf("found only %d routes in handlers.go", len(routes))
+	}
+	for _, r := range routes {
+		path := strings.NewReplacer("{$}", "", "{id}", "ID").Replace(r[2])
+		if !strings.Contains(string(doc), "`"+r[1]+" "+path) {
+			t.Errorf("docs/serve-api.md does not document %s %s", r[1], path)
+		}
 	}
 }

@@ -28,9 +28,6 @@ func Open(dir string) *Store {
 
 func (s *Store) tracesDir() string { return filepath.Join(s.Dir, "traces") }
 
-// Owner is who the store's files belong to.
-func (s *Store) Owner() Owner { return s.owner }
-
 // NewPath reserves a new ID and returns it with the path its trace will have.
 func (s *Store) NewPath() (id, path string, err error) {
 	if err := s.mkdirs(); err != nil {
@@ -116,7 +113,11 @@ func (s *Store) List() ([]Entry, error) {
 		}
 		id := strings.TrimSuffix(strings.TrimSuffix(name, tracefile.PartialSuffix), Ext)
 		e := Entry{ID: id, Path: filepath.Join(s.tracesDir(), name), Partial: partial}
-		e.Meta, e.Err = tracefile.ReadMeta(e.Path)
+		if de.Type().IsRegular() {
+			e.Meta, e.Err = tracefile.ReadMeta(e.Path)
+		} else {
+			e.Err = errors.New("not a regular file")
+		}
 		out = append(out, e)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -128,10 +129,8 @@ func (s *Store) List() ([]Entry, error) {
 // Resolve finds the trace a user named: an existing file path, an ID, a
 // unique ID prefix, or a label (the newest trace with it).
 func (s *Store) Resolve(arg string) (string, error) {
-	if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, Ext) || strings.HasSuffix(arg, tracefile.PartialSuffix) {
-		if _, err := os.Stat(arg); err != nil {
-			return "", fmt.Errorf("no trace file %s", arg)
-		}
+	pathLike := strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, Ext) || strings.HasSuffix(arg, tracefile.PartialSuffix)
+	if pathLike && isRegular(arg) {
 		return arg, nil
 	}
 	entries, err := s.List()
@@ -160,10 +159,23 @@ func (s *Store) Resolve(arg string) (string, error) {
 			return e.Path, nil
 		}
 	}
-	if _, err := os.Stat(arg); err == nil {
+	if isRegular(arg) {
 		return arg, nil
 	}
+	if pathLike {
+		if _, err := os.Stat(arg); err == nil {
+			return "", fmt.Errorf("%s is not a regular file", arg)
+		}
+		return "", fmt.Errorf("no trace file %s, and no trace in %s with that label", arg, s.Dir)
+	}
 	return "", fmt.Errorf("no trace %q in %s (see 'ioshape ls')", arg, s.Dir)
+}
+
+// isRegular reports whether path is a regular file (a FIFO or device named
+// like a trace would block or mislead whoever opens it).
+func isRegular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // ErrNoTrace is returned by ByID for an ID the store does not hold.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
@@ -75,7 +76,7 @@ func TestValidIDRejectsPaths(t *testing.T) {
 // Under sudo, the store and its traces belong to the invoking user.
 func TestSudoOwnership(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to hand files to another user")
+		testutil.Unavailable(t, "handing files to another user needs root")
 	}
 	t.Setenv("SUDO_UID", "65534")
 	t.Setenv("SUDO_GID", "65534")
@@ -89,5 +90,63 @@ func TestSudoOwnership(t *testing.T) {
 	if st := w.Sys().(*syscall.Stat_t); st.Uid != 65534 || st.Gid != 65534 {
 		t.Errorf("traces dir owned by %d:%d", st.Uid, st.Gid)
 	}
-	_ = id
+	e, err := s.ByID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 65534 {
+		t.Errorf("the store directory %s is not the invoking user's: %v", dir, err)
+	}
+	if e.ID != id || e.Meta.Header.Label != "x" {
+		t.Errorf("trace %s reads back as %+v", id, e)
+	}
+}
+
+// A label may contain a slash; it resolves like any other label, and a
+// path that names no file says so.
+func TestResolveLabelWithSlash(t *testing.T) {
+	s := Open(t.TempDir())
+	id := addTrace(t, s, "cp/large", time.Now())
+	got, err := s.Resolve("cp/large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := s.ByID(id); got != e.Path {
+		t.Errorf("resolved to %s, want %s", got, e.Path)
+	}
+	if _, err := s.Resolve("no/such"); err == nil || !strings.Contains(err.Error(), "no trace file no/such") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// A FIFO named like a trace is listed as unreadable, never opened (opening
+// it would block until a writer came).
+func TestFIFOInStoreIsNotOpened(t *testing.T) {
+	s := Open(t.TempDir())
+	addTrace(t, s, "real", time.Now())
+	fifo := filepath.Join(s.Dir, "traces", "aaaaaaaaaaaa"+Ext)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []Entry, 1)
+	go func() {
+		es, _ := s.List()
+		done <- es
+	}()
+	select {
+	case es := <-done:
+		if len(es) != 2 {
+			t.Fatalf("%d entries", len(es))
+		}
+		for _, e := range es {
+			if e.Path == fifo && (e.Err == nil || !strings.Contains(e.Err.Error(), "not a regular file")) {
+				t.Errorf("the FIFO's entry: %+v", e)
+			}
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("listing the store blocked on a FIFO")
+	}
+	if _, err := s.Resolve(fifo); err == nil {
+		t.Error("a FIFO resolved as a trace")
+	}
 }

@@ -1,6 +1,10 @@
 package tracefile
 
-import "time"
+import (
+	"time"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
 
 // Version is the format version this package writes and the newest it reads.
 const Version = 1
@@ -56,22 +60,12 @@ type Footer struct {
 	// never seen.
 	UnfinishedRequests int64 `json:"unfinished_requests,omitempty"`
 	// UnmatchedCompletions counts completions seen without their issue.
-	UnmatchedCompletions int64    `json:"unmatched_completions"`
-	ParseErrors          int64    `json:"parse_errors"`
-	Warnings             []string `json:"warnings,omitempty"`
-	EndReason            string   `json:"end_reason"`
-	ExitStatus           *int     `json:"exit_status,omitempty"`
-	Devices              []Device `json:"devices,omitempty"`
-}
-
-// Device names a device number seen in the trace.
-type Device struct {
-	Major  uint32 `json:"major"`
-	Minor  uint32 `json:"minor"`
-	Name   string `json:"name"`
-	Disk   string `json:"disk,omitempty"` // the whole disk a partition belongs to
-	Mount  string `json:"mount,omitempty"`
-	FSType string `json:"fstype,omitempty"`
+	UnmatchedCompletions int64          `json:"unmatched_completions"`
+	ParseErrors          int64          `json:"parse_errors"`
+	Warnings             []string       `json:"warnings,omitempty"`
+	EndReason            string         `json:"end_reason"`
+	ExitStatus           *int           `json:"exit_status,omitempty"`
+	Devices              []event.Device `json:"devices,omitempty"`
 }
 
 // Meta is a trace's header and, if the recording finished, its footer.

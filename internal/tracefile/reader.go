@@ -93,7 +93,7 @@ func (r *Reader) init() error {
 		return errors.New("corrupt trace: the first chunk is not a header")
 	}
 	if err := json.Unmarshal(raw, &r.meta.Header); err != nil {
-		return fmt.Errorf("corrupt trace header: %v", err)
+		return fmt.Errorf("corrupt trace header: %w", err)
 	}
 	ft, err := r.readFooter()
 	if err != nil {
@@ -133,7 +133,7 @@ func (r *Reader) readFooter() (*Footer, error) {
 	}
 	var ft Footer
 	if err := json.Unmarshal(raw, &ft); err != nil {
-		return nil, fmt.Errorf("corrupt trace footer: %v", err)
+		return nil, fmt.Errorf("corrupt trace footer: %w", err)
 	}
 	return &ft, nil
 }
@@ -249,7 +249,7 @@ func (r *Reader) Next() bool {
 		switch kind {
 		case kindEvents:
 			if err := r.dec.init(raw); err != nil {
-				r.err = fmt.Errorf("%s: corrupt trace: %v (near byte %d)", r.name, err, r.off)
+				r.err = fmt.Errorf("%s: corrupt trace: %w (near byte %d)", r.name, err, r.off)
 				return false
 			}
 		case kindFooter:

@@ -2,9 +2,11 @@ package tracefile
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -212,4 +214,18 @@ func FuzzOpen(f *testing.F) {
 		for r.Next() {
 		}
 	})
+}
+
+// FORMAT.md's call table names every event.Call with its number, so the
+// format's documentation cannot fall behind the model again.
+func TestFormatDocListsEveryCall(t *testing.T) {
+	doc, err := os.ReadFile("FORMAT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := event.Call(1); c.Valid(); c++ {
+		if !regexp.MustCompile(fmt.Sprintf(`\| %d \| %s \|`, c, regexp.QuoteMeta(c.String()))).Match(doc) {
+			t.Errorf("FORMAT.md does not list call %d (%s)", c, c)
+		}
+	}
 }

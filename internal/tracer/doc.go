@@ -1,11 +1,10 @@
-// Package tracer records with one of four backends and streams what it
-// sees, through the parser, into a trace file: the native backend loads
-// ioshape's own eBPF programs (dscripts/ebpf, compiled by bpf2go) and reads
-// binary records from a ring buffer; bpftrace, dtrace and fs_usage are
-// external tracers whose text output is parsed, stopped cleanly with SIGINT
-// first (so they print their final counters) and a kill only after a grace
-// period.
+// Package tracer prepares a recording on one of four backends, each in its
+// own package — native (ioshape's eBPF programs), bpftrace, dtrace and
+// fsusage — which all run in the one loop of package session: tracer
+// output → parse records → events into a trace file sink.
 //
-// It owns everything about processes — the target command, pids, names,
-// dropping caches — and nothing about statistics or presentation.
+// It owns everything about processes (the target command, pids, names,
+// dropping caches) and nothing about statistics or presentation. To add a
+// backend: a package with Prepare and a session.Tracer, and a case in
+// Prepare.
 package tracer

@@ -141,7 +141,7 @@ func depthTimeChart(id string, p *profile.Profile) (chart, bool) {
 		charts.WithXAxisOpts(opts.XAxis{Name: "s", Type: "value", Min: "dataMin"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "in flight", Type: "value"}),
 		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}))...)
-	any := false
+	seen := false
 	for _, lp := range layers(p) {
 		if lp.s == nil {
 			continue
@@ -152,10 +152,10 @@ func depthTimeChart(id string, p *profile.Profile) (chart, bool) {
 			data[i] = opts.LineData{Value: []float64{ts[i], v}}
 		}
 		line.AddSeries(lp.name, data, charts.WithLineChartOpts(opts.LineChart{Step: "start", ShowSymbol: opts.Bool(false)}))
-		any = true
+		seen = true
 	}
 	return chart{ID: id, Title: "Queue depth over time", c: line,
-		Note: "Mean number of I/Os in flight in each bin. " + binNote(s)}, any
+		Note: "Mean number of I/Os in flight in each bin. " + binNote(s)}, seen
 }
 
 // depthLabel groups depths above 32 into powers of two, so a depth-1000

@@ -2,7 +2,6 @@ package webreport
 
 import (
 	"fmt"
-	"html/template"
 	"math"
 	"sort"
 	"strings"
@@ -50,51 +49,56 @@ func Compare(as []*report.Analysis, c *report.Comparison, o Options) *Page {
 			p.Banners = append(p.Banners, bn)
 		}
 	}
-	var b strings.Builder
-	b.WriteString(`<h2>Traces</h2><table id="compared"><tr><th></th><th>trace</th><th>target</th><th>shape</th><th>best matches</th></tr>`)
+	v := &compareView{}
+	p.compare = v
 	for i, t := range c.Traces {
-		var best []string
-		for _, m := range t.Best {
-			best = append(best, fmt.Sprintf("%s (%.2f)", esc(m.Name), m.Score))
-		}
-		name := t.ID
+		tv := compareTraceView{Letter: letter(i), Name: t.ID, Target: t.Target, Shape: t.Shape}
 		if t.Label != "" {
-			name = t.Label + " (" + t.ID + ")"
+			tv.Name = t.Label + " (" + t.ID + ")"
 		}
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`, letter(i), esc(name), esc(t.Target), esc(t.Shape), strings.Join(best, "<br>"))
+		for _, m := range t.Best {
+			tv.Best = append(tv.Best, fmt.Sprintf("%s (%.2f)", m.Name, m.Score))
+		}
+		v.Traces = append(v.Traces, tv)
 	}
-	b.WriteString(`</table><h2>Differences</h2><table id="differences"><tr><th>measure</th>`)
-	for i := range c.Traces {
-		fmt.Fprintf(&b, `<th class="num">%s</th>`, letter(i))
-	}
-	b.WriteString(`</tr>`)
 	for _, r := range c.Rows {
-		cls := ""
-		if r.Matters {
-			cls = ` class="matters"`
-		}
-		fmt.Fprintf(&b, `<tr%s><td>%s</td>`, cls, esc(r.Name))
-		for i, v := range r.Values {
-			s := report.FormatValue(r.Unit, v)
+		rv := compareRowView{Name: r.Name, Matters: r.Matters}
+		for i, val := range r.Values {
+			s := report.FormatValue(r.Unit, val)
 			if i > 0 {
 				if ch := report.FormatChange(r.Unit, r.Change[i]); ch != "" {
 					s += " (" + ch + ")"
 				}
 			}
-			fmt.Fprintf(&b, `<td class="num">%s</td>`, esc(s))
+			rv.Values = append(rv.Values, s)
 		}
-		b.WriteString(`</tr>`)
+		v.Rows = append(v.Rows, rv)
 	}
-	b.WriteString(`</table><h2>Distributions</h2><div class="grid2">`)
 	for _, ch := range []chart{compareSizes(as), compareLatency(as), compareDepth(as), compareThroughput(as)} {
 		if ch.c != nil {
 			p.Charts = append(p.Charts, ch)
-			b.WriteString(string(section(ch)))
+			v.Charts = append(v.Charts, ch.view())
 		}
 	}
-	b.WriteString(`</div>`)
-	p.Body = template.HTML(b.String())
 	return p
+}
+
+// compareView is what the comparison template shows.
+type compareView struct {
+	Traces []compareTraceView
+	Rows   []compareRowView
+	Charts []chartView
+}
+
+type compareTraceView struct {
+	Letter, Name, Target, Shape string
+	Best                        []string
+}
+
+type compareRowView struct {
+	Name    string
+	Matters bool
+	Values  []string
 }
 
 func compareSizes(as []*report.Analysis) chart {
@@ -219,7 +223,7 @@ func compareThroughput(as []*report.Analysis) chart {
 		charts.WithXAxisOpts(opts.XAxis{Name: "s from start", Type: "value", Min: "dataMin"}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "MB/s", Type: "value"}),
 		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}))...)
-	any := false
+	seen := false
 	var widest float64
 	for i, a := range as {
 		ser := a.Show.Series
@@ -234,9 +238,9 @@ func compareThroughput(as []*report.Analysis) chart {
 			data[j] = opts.LineData{Value: []float64{ts[j], round3(float64(s.ReadBytes[j]+s.WriteBytes[j]) / 1e6 / ser.BinS)}}
 		}
 		line.AddSeries(fmt.Sprintf("%s (%s)", letter(i), layer), data, charts.WithLineChartOpts(opts.LineChart{Step: "start", ShowSymbol: opts.Bool(false)}))
-		any = true
+		seen = true
 	}
-	if !any {
+	if !seen {
 		return chart{}
 	}
 	return chart{ID: "cmp_throughput", Title: "Throughput over time", c: line,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/render"
 
-	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/web"
 )
@@ -26,14 +25,15 @@ type Options struct {
 	Top int
 }
 
-// Page is a rendered report or comparison, ready to write.
+// Page is a built report or comparison, ready to write.
 type Page struct {
 	Title    string
 	Subtitle string
 	Banners  []Banner
-	Body     template.HTML
-	Charts   []chart
 	Nav      bool
+	Charts   []chart
+	report   *reportView
+	compare  *compareView
 }
 
 // Banner is a prominent notice: lost events, an incomplete recording, a
@@ -64,86 +64,39 @@ func (c chart) snippet() snippet {
 // style sheet and every chart's data are inline, so it opens offline and
 // loads nothing from anywhere.
 func (p *Page) Write(w io.Writer) error {
-	return pageTemplate.Execute(w, map[string]any{"Page": p, "ECharts": template.JS(web.ECharts), "CSS": template.CSS(web.CSS)})
+	return templates.ExecuteTemplate(w, "page", pageView{
+		Title: p.Title, Subtitle: p.Subtitle, Banners: p.Banners, Nav: p.Nav,
+		CSS: template.CSS(web.CSS), ECharts: template.JS(web.ECharts),
+		Report: p.report, Compare: p.compare,
+	})
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Page.Title}} — ioshape</title>
-<link rel="icon" href="data:,">
-<style>{{.CSS}}</style>
-<script>{{.ECharts}}</script>
-</head>
-<body>
-{{if .Page.Nav}}<header class="top"><a class="brand" href="/">ioshape</a><a href="/">traces</a></header>{{end}}
-<main>
-<h1>{{.Page.Title}}</h1>
-<p class="sub">{{.Page.Subtitle}}</p>
-{{range .Page.Banners}}<div class="banner {{if .Severe}}bad{{else}}warn{{end}}" role="alert">{{.Title}}{{if .Items}}<ul>{{range .Items}}<li>{{.}}</li>{{end}}</ul>{{end}}</div>
-{{end}}
-{{.Page.Body}}
-</main>
-<script>
-"use strict";
-// Charts are created as the page is parsed, before the grid has all its
-// columns; size them to their final boxes.
-function ioshapeResize() {
-  document.querySelectorAll("div[_echarts_instance_]").forEach(function (el) { echarts.getInstanceByDom(el).resize(); });
-}
-window.addEventListener("load", ioshapeResize);
-window.addEventListener("resize", ioshapeResize);
-</script>
-</body>
-</html>
-`))
+// templates are web/html's report and comparison templates, parsed once.
+var templates = template.Must(template.ParseFS(web.HTML, "html/page.html", "html/report.html", "html/compare.html"))
 
-// section renders a heading, its note and the chart.
-func section(c chart) template.HTML {
+// pageView is what the page template shows.
+type pageView struct {
+	Title, Subtitle string
+	Banners         []Banner
+	Nav             bool
+	Nonce           string
+	CSS             template.CSS
+	ECharts         template.JS
+	Report          *reportView
+	Compare         *compareView
+}
+
+// chartView is a chart as the template shows it: go-echarts' element and
+// script, which it generated and escaped itself.
+type chartView struct {
+	ID, Title, Note string
+	Element         template.HTML
+	Script          template.HTML
+}
+
+func (c chart) view() chartView {
 	s := c.snippet()
-	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="chart" data-chart="%s"><h3>%s</h3>`, template.HTMLEscapeString(c.ID), template.HTMLEscapeString(c.Title))
-	if c.Note != "" {
-		fmt.Fprintf(&b, `<p class="sub">%s</p>`, template.HTMLEscapeString(c.Note))
-	}
-	b.WriteString(s.Element)
-	b.WriteString(s.Script)
-	b.WriteString("</div>\n")
-	return template.HTML(b.String())
-}
-
-func esc(s string) string { return template.HTMLEscapeString(s) }
-
-// matchTable explains the top matches dimension by dimension.
-func matchTable(r *classify.Result, top int) string {
-	var b strings.Builder
-	b.WriteString(`<table class="matches"><tr><th>#</th><th>pattern</th><th class="num">score</th><th>dimension</th><th>this trace</th><th>pattern</th><th>similarity</th><th>why</th></tr>`)
-	for i, m := range r.Matches {
-		if i == top {
-			break
-		}
-		name := esc(m.Name)
-		if !m.Verified {
-			name += ` <span class="muted">(parameters unverified)</span>`
-		}
-		for j, d := range m.Dimensions {
-			b.WriteString("<tr>")
-			if j == 0 {
-				fmt.Fprintf(&b, `<td rowspan="%d">%d</td><td rowspan="%d">%s<br><span class="muted">%s</span></td><td rowspan="%d" class="num">%.2f</td>`,
-					len(m.Dimensions), i+1, len(m.Dimensions), name, esc(m.Family), len(m.Dimensions), m.Score)
-			}
-			fmt.Fprintf(&b, `<td>%s</td><td>%s</td><td>%s</td><td><span class="sim" style="width:%dpx"></span> %.2f</td><td>%s</td></tr>`,
-				esc(d.Name), esc(d.Trace), esc(d.Pattern), int(d.Similarity*60), d.Similarity, esc(d.Why))
-		}
-	}
-	b.WriteString("</table>")
-	return b.String()
-}
-
-func card(k, v string) string {
-	return fmt.Sprintf(`<div class="card"><div class="k">%s</div><div class="v">%s</div></div>`, esc(k), esc(v))
+	return chartView{ID: c.ID, Title: c.Title, Note: c.Note, Element: template.HTML(s.Element), Script: template.HTML(s.Script)}
 }
 
 // traceBanners are the notices a trace's metadata calls for.

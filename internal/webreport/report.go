@@ -2,8 +2,6 @@ package webreport
 
 import (
 	"fmt"
-	"html/template"
-	"strings"
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/report"
@@ -11,6 +9,29 @@ import (
 
 // maxOffsetMaps is how many devices get an offset map (the busiest).
 const maxOffsetMaps = 4
+
+// reportView is what the report template shows, in its order.
+type reportView struct {
+	Headline   *headlineView
+	DriveNote  string
+	Cards      []cardView
+	Sizes      []chartView
+	Depth      []chartView
+	Latency    []chartView
+	Throughput []chartView
+	OffsetNote string
+	Offsets    []chartView
+	Class      *classView
+	LayerBytes []chartView
+	Processes  []processView
+	Devices    []deviceView
+}
+
+type headlineView struct {
+	Match, Access, Block, QueueDepth, DriveQueueDepth, Reads, Idle, Layer string
+}
+
+type cardView struct{ K, V string }
 
 // Report builds the page for one analysed trace.
 func Report(a *report.Analysis, o Options) *Page {
@@ -23,11 +44,15 @@ func Report(a *report.Analysis, o Options) *Page {
 	if t.Label != "" && t.ID != "" {
 		p.Title = fmt.Sprintf("%s (%s)", t.Label, t.ID)
 	}
-	var b strings.Builder
-	add := func(c chart, ok bool) {
-		if ok {
-			p.Charts = append(p.Charts, c)
-			b.WriteString(string(section(c)))
+	v := &reportView{}
+	p.report = v
+	// add(to)(c, ok) keeps a chart for the page's data and its view in to.
+	add := func(to *[]chartView) func(chart, bool) {
+		return func(c chart, ok bool) {
+			if ok {
+				p.Charts = append(p.Charts, c)
+				*to = append(*to, c.view())
+			}
 		}
 	}
 
@@ -35,68 +60,53 @@ func Report(a *report.Analysis, o Options) *Page {
 	// people open the report with.
 	if a.Class != nil {
 		sh := a.Class.Shape
-		fmt.Fprintf(&b, `<div class="headline">Shaped like <b>%s</b>: %s, %s by bytes, queue depth %s asked / %s at the drive, %s reads, %s idle <span class="muted">(%s layer)</span></div>`,
-			esc(a.Class.Matches[0].Name), esc(sh.Access), esc(report.Bytes(sh.BlockSizeBytes)), esc(report.Num(sh.QueueDepth, 1)),
-			esc(report.Num(sh.DeviceQueueDepth, 1)), esc(report.Percent(sh.ReadFraction)), esc(report.Percent(sh.IdleFraction)), esc(sh.Layer))
-		if d := a.Class.Drive; d != nil {
-			fmt.Fprintf(&b, `<div class="headline" id="drive-verdict">%s</div>`, esc(d.Headline.Note))
+		v.Headline = &headlineView{
+			Match: a.Class.Matches[0].Name, Access: sh.Access, Block: report.Bytes(sh.BlockSizeBytes),
+			QueueDepth: report.Num(sh.QueueDepth, 1), DriveQueueDepth: report.Num(sh.DeviceQueueDepth, 1),
+			Reads: report.Percent(sh.ReadFraction), Idle: report.Percent(sh.IdleFraction), Layer: sh.Layer,
 		}
-	} else {
-		b.WriteString(`<div class="headline">No reads or writes to classify.</div>`)
+		if d := a.Class.Drive; d != nil {
+			v.DriveNote = d.Headline.Note
+		}
 	}
-	b.WriteString(`<div class="cards">`)
 	for _, lp := range layers(s.Profile) {
 		l := lp.l
-		b.WriteString(card(lp.name+" I/Os", report.Count(l.IOs)))
-		b.WriteString(card(lp.name+" bytes", report.Bytes(l.ReadBytes+l.WriteBytes)))
-		b.WriteString(card(lp.name+" QD p50 / max", report.Num(l.QueueDepth.P50, 1)+" / "+report.Count(int64(l.QueueDepth.Max))))
-		b.WriteString(card(lp.name+" latency p50 / p99", report.Micros(l.LatencyUs.P50)+" / "+report.Micros(l.LatencyUs.P99)))
-	}
-	b.WriteString(`</div>`)
-
-	b.WriteString(`<h2>Sizes</h2><div class="grid2">`)
-	for _, lp := range layers(s.Profile) {
+		v.Cards = append(v.Cards,
+			cardView{lp.name + " I/Os", report.Count(l.IOs)},
+			cardView{lp.name + " bytes", report.Bytes(l.ReadBytes + l.WriteBytes)},
+			cardView{lp.name + " QD p50 / max", report.Num(l.QueueDepth.P50, 1) + " / " + report.Count(int64(l.QueueDepth.Max))},
+			cardView{lp.name + " latency p50 / p99", report.Micros(l.LatencyUs.P50) + " / " + report.Micros(l.LatencyUs.P99)})
 		id := "sizes_asked"
 		if lp.name == driveName {
 			id = "sizes_drive"
 		}
-		add(sizeChart(id, lp), true)
+		add(&v.Sizes)(sizeChart(id, lp), true)
 	}
-	b.WriteString(`</div><h2>Queue depth</h2><div class="grid2">`)
-	add(depthTimeChart("depth_time", s.Profile))
-	add(depthDistChart("depth_dist", s.Profile))
-	b.WriteString(`</div><h2>Latency</h2>`)
-	add(latencyChart("latency", s.Profile))
-	b.WriteString(`<h2>Over time</h2>`)
+	add(&v.Depth)(depthTimeChart("depth_time", s.Profile))
+	add(&v.Depth)(depthDistChart("depth_dist", s.Profile))
+	add(&v.Latency)(latencyChart("latency", s.Profile))
 	var phases []classify.Phase
 	if a.Class != nil {
 		phases = a.Class.Phases
 	}
-	add(throughputChart("throughput", s.Profile, phases))
+	add(&v.Throughput)(throughputChart("throughput", s.Profile, phases))
 	if s.Series != nil {
 		maps := s.Series.Offsets
 		if len(maps) > maxOffsetMaps {
-			fmt.Fprintf(&b, `<p class="sub">Offset maps for the %d busiest of %d devices.</p>`, maxOffsetMaps, len(maps))
+			v.OffsetNote = fmt.Sprintf("Offset maps for the %d busiest of %d devices.", maxOffsetMaps, len(maps))
 			maps = busiest(maps, maxOffsetMaps)
 		}
 		for i, m := range maps {
-			add(offsetChart(fmt.Sprintf("offsets_%d", i), m), true)
+			add(&v.Offsets)(offsetChart(fmt.Sprintf("offsets_%d", i), m), true)
 		}
 	}
-
 	if a.Class != nil {
-		b.WriteString(`<h2>Which benchmark it resembles</h2>`)
-		add(rankingChart("ranking", a.Class, o.Top), true)
-		b.WriteString(matchTable(a.Class, min(5, o.Top)))
-		writeMixture(&b, a)
-		if d := a.Class.Drive; d != nil {
-			writeDrive(&b, a)
-		}
+		ranking := rankingChart("ranking", a.Class, o.Top)
+		p.Charts = append(p.Charts, ranking)
+		v.Class = newClassView(a, ranking.view(), min(5, o.Top))
 	}
-	b.WriteString(`<h2>Page cache</h2>`)
-	add(layerBytesChart("layer_bytes", s.Profile))
-	writeProcesses(&b, a)
-	writeDevices(&b, a)
-	p.Body = template.HTML(b.String())
+	add(&v.LayerBytes)(layerBytesChart("layer_bytes", s.Profile))
+	v.Processes = processViews(a.Show.Processes)
+	v.Devices = deviceViews(a.Show.Devices)
 	return p
 }

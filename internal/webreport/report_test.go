@@ -2,29 +2,28 @@ package webreport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"flag"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracefile"
 	"github.com/ioshape/ioshape/web"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const realTrace = "../../testdata/traces/cp-cat-dd.iotrace"
 
 func analyze(t testing.TB, path string) *report.Analysis {
 	t.Helper()
-	a, err := report.Analyze(path, profile.Options{}, classify.Options{}, nil)
+	a, err := analysis.Analyze(context.Background(), path, profile.Options{}, classify.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,20 +34,7 @@ func analyze(t testing.TB, path string) *report.Analysis {
 // with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("../../testdata/golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/webreport -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("chart options differ from %s; run with -update and review the diff", path)
-	}
+	testutil.Golden(t, testutil.Repo(t, "testdata", "golden", name), got)
 }
 
 func indent(t *testing.T, v any) []byte {
@@ -149,10 +135,7 @@ func syntheticSource(n int) classify.Source {
 // A 10 M-event trace makes a report of at most 5 MB: the profile's series
 // and offset maps are bounded, whatever the trace's length.
 func TestTenMillionEventReportSize(t *testing.T) {
-	n := 10_000_000
-	if testing.Short() {
-		n = 1_000_000
-	}
+	n := testutil.LargeEvents()
 	src := syntheticSource(n)
 	b := profile.NewBuilder(profile.Options{Series: true})
 	src(b.Add)

@@ -3,7 +3,6 @@ package webreport
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
@@ -18,49 +17,94 @@ func busiest(maps []profile.OffsetMap, n int) []profile.OffsetMap {
 	return out[:n]
 }
 
-func writeMixture(b *strings.Builder, a *report.Analysis) {
+// classView is the classification's part of the report.
+type classView struct {
+	Ranking chartView
+	Matches []matchView
+	Mixture []mixtureView
+	Phases  []phaseView
+	Drive   *driveView
+}
+
+type matchView struct {
+	Rank, Rows   int
+	Name, Family string
+	Verified     bool
+	Score        float64
+	Dimensions   []dimensionView
+}
+
+type dimensionView struct {
+	Name, Trace, Pattern, Why string
+	Similarity                float64
+	Width                     int // of the similarity bar, in pixels
+}
+
+type mixtureView struct{ Name, Family, Bytes, Time string }
+
+type phaseView struct {
+	From, To, Shape, Best string
+	Score                 float64
+}
+
+type driveView struct {
+	Title                                  string
+	Rows                                   []driveRowView
+	MBs, Duration, Device, Think, Recorded string
+}
+
+type driveRowView struct {
+	Pattern, Bytes, Result, MBs, Time string
+	Match                             float64
+}
+
+func newClassView(a *report.Analysis, ranking chartView, top int) *classView {
 	c := a.Class
-	if len(c.Mixture) > 0 {
-		b.WriteString(`<h3>Mixture</h3><table><tr><th>pattern</th><th>family</th><th class="num">bytes</th><th class="num">time</th></tr>`)
-		for _, m := range c.Mixture {
-			fmt.Fprintf(b, `<tr><td>%s</td><td>%s</td><td class="num">%s</td><td class="num">%s</td></tr>`,
-				esc(m.Name), esc(m.Family), esc(report.Percent(m.BytesShare)), esc(report.Percent(m.TimeShare)))
+	v := &classView{Ranking: ranking}
+	for i, m := range c.Matches {
+		if i == top {
+			break
 		}
-		b.WriteString(`</table>`)
-	}
-	if len(c.Phases) > 0 {
-		b.WriteString(`<h3>Phases</h3><table><tr><th>from</th><th>to</th><th>shape</th><th>best match</th><th class="num">score</th></tr>`)
-		for _, p := range c.Phases {
-			fmt.Fprintf(b, `<tr><td class="num">%s s</td><td class="num">%s s</td><td>%s, %s, QD %s, %s reads</td><td>%s</td><td class="num">%.2f</td></tr>`,
-				esc(report.Num(p.StartS, 2)), esc(report.Num(p.EndS, 2)), esc(p.Shape.Access), esc(report.Bytes(p.Shape.BlockSizeBytes)),
-				esc(report.Num(p.Shape.QueueDepth, 1)), esc(report.Percent(p.Shape.ReadFraction)), esc(p.Best.Name), p.Best.Score)
+		mv := matchView{Rank: i + 1, Rows: len(m.Dimensions), Name: m.Name, Family: m.Family, Verified: m.Verified, Score: m.Score}
+		for _, d := range m.Dimensions {
+			mv.Dimensions = append(mv.Dimensions, dimensionView{Name: d.Name, Trace: d.Trace, Pattern: d.Pattern, Why: d.Why,
+				Similarity: d.Similarity, Width: int(d.Similarity * 60)})
 		}
-		b.WriteString(`</table>`)
+		v.Matches = append(v.Matches, mv)
 	}
+	for _, m := range c.Mixture {
+		v.Mixture = append(v.Mixture, mixtureView{m.Name, m.Family, report.Percent(m.BytesShare), report.Percent(m.TimeShare)})
+	}
+	for _, p := range c.Phases {
+		shape := fmt.Sprintf("%s, %s, QD %s, %s reads", p.Shape.Access, report.Bytes(p.Shape.BlockSizeBytes),
+			report.Num(p.Shape.QueueDepth, 1), report.Percent(p.Shape.ReadFraction))
+		v.Phases = append(v.Phases, phaseView{From: report.Num(p.StartS, 2), To: report.Num(p.EndS, 2), Shape: shape, Best: p.Best.Name, Score: p.Best.Score})
+	}
+	if d := c.Drive; d != nil {
+		dv := &driveView{Title: "What this means for your drive",
+			MBs: report.Num(d.ThroughputMBs, 0), Duration: report.Micros(d.DurationS * 1e6), Device: report.Micros(d.DeviceS * 1e6),
+			Think: report.Micros(d.ThinkS * 1e6), Recorded: report.Micros(d.TraceDurationS * 1e6)}
+		if d.Drive != "" {
+			dv.Title += " (" + d.Drive + ")"
+		}
+		for _, r := range d.Components {
+			dv.Rows = append(dv.Rows, driveRowView{Pattern: r.Pattern, Bytes: report.Bytes(r.Bytes), Result: r.ResultName,
+				MBs: report.Num(r.ResultMBs, 0), Time: report.Micros(r.TimeS * 1e6), Match: r.ResultMatch})
+		}
+		v.Drive = dv
+	}
+	return v
 }
 
-func writeDrive(b *strings.Builder, a *report.Analysis) {
-	d := a.Class.Drive
-	title := "What this means for your drive"
-	if d.Drive != "" {
-		title += " (" + d.Drive + ")"
-	}
-	fmt.Fprintf(b, `<h3>%s</h3><table><tr><th>share of the work</th><th class="num">bytes</th><th>drive result used</th><th class="num">MB/s</th><th class="num">match</th><th class="num">time</th></tr>`, esc(title))
-	for _, c := range d.Components {
-		fmt.Fprintf(b, `<tr><td>%s</td><td class="num">%s</td><td>%s</td><td class="num">%s</td><td class="num">%.2f</td><td class="num">%s</td></tr>`,
-			esc(c.Pattern), esc(report.Bytes(c.Bytes)), esc(c.ResultName), esc(report.Num(c.ResultMBs, 0)), c.ResultMatch, esc(report.Micros(c.TimeS*1e6)))
-	}
-	fmt.Fprintf(b, `</table><p>Estimate: <b>%s MB/s</b>, %s (%s at the drive + %s of gaps no drive shortens); recorded: %s.</p>`,
-		esc(report.Num(d.ThroughputMBs, 0)), esc(report.Micros(d.DurationS*1e6)), esc(report.Micros(d.DeviceS*1e6)),
-		esc(report.Micros(d.ThinkS*1e6)), esc(report.Micros(d.TraceDurationS*1e6)))
+type processView struct {
+	Pid, Comm                               string
+	Kernel                                  bool
+	SyscallIOs, SyscallRead, SyscallWritten string
+	BlockIOs, BlockRead, BlockWritten       string
 }
 
-func writeProcesses(b *strings.Builder, a *report.Analysis) {
-	procs := a.Show.Processes
-	if len(procs) == 0 {
-		return
-	}
-	b.WriteString(`<h2>Processes</h2><table id="processes"><tr><th class="num">pid</th><th>command</th><th class="num">I/Os asked</th><th class="num">read asked</th><th class="num">written asked</th><th class="num">I/Os at drive</th><th class="num">read at drive</th><th class="num">written at drive</th></tr>`)
+func processViews(procs []profile.Process) []processView {
+	var out []processView
 	var rest profile.Process
 	for i, p := range procs {
 		if i >= maxProcessRows {
@@ -72,30 +116,27 @@ func writeProcesses(b *strings.Builder, a *report.Analysis) {
 			rest.BlockWriteBytes += p.BlockWriteBytes
 			continue
 		}
-		comm := esc(p.Comm)
-		if p.Kernel {
-			comm += ` <span class="muted">(kernel)</span>`
-		}
-		processRow(b, fmt.Sprint(p.Pid), comm, p)
+		out = append(out, processRow(fmt.Sprint(p.Pid), p.Comm, p))
 	}
 	if len(procs) > maxProcessRows {
-		processRow(b, "", fmt.Sprintf("%d more", len(procs)-maxProcessRows), rest)
+		rest.Kernel = false
+		out = append(out, processRow("", fmt.Sprintf("%d more", len(procs)-maxProcessRows), rest))
 	}
-	b.WriteString(`</table>`)
+	return out
 }
 
-func processRow(b *strings.Builder, pid, comm string, p profile.Process) {
-	fmt.Fprintf(b, `<tr><td class="num">%s</td><td>%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td></tr>`,
-		pid, comm, report.Count(p.SyscallIOs), esc(report.Bytes(p.SyscallReadBytes)), esc(report.Bytes(p.SyscallWriteBytes)),
-		report.Count(p.BlockIOs), esc(report.Bytes(p.BlockReadBytes)), esc(report.Bytes(p.BlockWriteBytes)))
+func processRow(pid, comm string, p profile.Process) processView {
+	return processView{Pid: pid, Comm: comm, Kernel: p.Kernel,
+		SyscallIOs: report.Count(p.SyscallIOs), SyscallRead: report.Bytes(p.SyscallReadBytes), SyscallWritten: report.Bytes(p.SyscallWriteBytes),
+		BlockIOs: report.Count(p.BlockIOs), BlockRead: report.Bytes(p.BlockReadBytes), BlockWritten: report.Bytes(p.BlockWriteBytes)}
 }
 
-func writeDevices(b *strings.Builder, a *report.Analysis) {
-	devs := a.Show.Devices
-	if len(devs) == 0 {
-		return
-	}
-	b.WriteString(`<h2>Devices</h2><table><tr><th>device</th><th>mount</th><th>layer</th><th class="num">I/Os</th><th class="num">bytes</th><th class="num">QD p50</th><th class="num">latency p50 / p99</th><th class="num">sequential</th></tr>`)
+type deviceView struct {
+	Device, Mount, Layer, IOs, Bytes, QD, P50, P99, Sequential string
+}
+
+func deviceViews(devs []profile.DeviceProfile) []deviceView {
+	var out []deviceView
 	for _, d := range devs {
 		for _, x := range []struct {
 			name string
@@ -104,11 +145,10 @@ func writeDevices(b *strings.Builder, a *report.Analysis) {
 			if x.l == nil || x.l.IOs == 0 {
 				continue
 			}
-			fmt.Fprintf(b, `<tr><td>%s</td><td>%s</td><td>%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s / %s</td><td class="num">%s</td></tr>`,
-				esc(d.Device), esc(d.Mount), x.name, report.Count(x.l.IOs), esc(report.Bytes(x.l.ReadBytes+x.l.WriteBytes)),
-				esc(report.Num(x.l.QueueDepth.P50, 1)), esc(report.Micros(x.l.LatencyUs.P50)), esc(report.Micros(x.l.LatencyUs.P99)),
-				esc(report.Percent(x.l.SequentialFraction)))
+			out = append(out, deviceView{Device: d.Device, Mount: d.Mount, Layer: x.name, IOs: report.Count(x.l.IOs),
+				Bytes: report.Bytes(x.l.ReadBytes + x.l.WriteBytes), QD: report.Num(x.l.QueueDepth.P50, 1),
+				P50: report.Micros(x.l.LatencyUs.P50), P99: report.Micros(x.l.LatencyUs.P99), Sequential: report.Percent(x.l.SequentialFraction)})
 		}
 	}
-	b.WriteString(`</table>`)
+	return out
 }

@@ -1,0 +1,133 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// Pass is one read of a trace file, for progress output.
+type Pass struct {
+	What     string // "reading", "classifying (2 of 3)"
+	File     string
+	Progress func() (done, total int64) // bytes read so far, of the file's size
+}
+
+// Watch is told when a pass starts, and returns a function called when it
+// ends. It may be nil.
+type Watch func(Pass) (done func())
+
+// checkEvery is how many events go by between looks at the context: often
+// enough to stop within a second, rarely enough to cost nothing.
+const checkEvery = 1 << 14
+
+// Events calls fn for every event of the trace at path, in file order,
+// until fn fails or ctx is cancelled (the error is then ctx's). meta is the
+// trace's header and, if it finished, footer; incomplete says the
+// recording did not finish.
+func Events(ctx context.Context, path, what string, watch Watch, fn func(*event.Event) error) (meta tracefile.Meta, incomplete bool, err error) {
+	r, err := tracefile.Open(path)
+	if err != nil {
+		return tracefile.Meta{}, false, err
+	}
+	defer r.Close()
+	if watch != nil {
+		defer watch(Pass{What: what, File: r.Name(), Progress: r.Progress})()
+	}
+	for n := 0; r.Next(); n++ {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return r.Meta(), r.Incomplete(), ctx.Err()
+		}
+		if err := fn(r.Event()); err != nil {
+			return r.Meta(), r.Incomplete(), err
+		}
+	}
+	return r.Meta(), r.Incomplete(), r.Err()
+}
+
+// Meta reads a trace's header and footer without reading its events.
+func Meta(path string) (tracefile.Meta, error) { return tracefile.ReadMeta(path) }
+
+// unfinished is the warning for a trace whose recording did not finish.
+const unfinished = "the recording did not finish (the recorder was killed or crashed): this is everything it wrote before it stopped"
+
+// Profile reads a whole trace into a profile. A trace cut short by a crash
+// is profiled as far as it goes, and says so.
+func Profile(ctx context.Context, path string, opts profile.Options, watch Watch) (tracefile.Meta, *profile.Profile, error) {
+	meta, err := tracefile.ReadMeta(path)
+	if err != nil {
+		return meta, nil, err
+	}
+	if meta.Footer != nil && opts.Devices == nil {
+		opts.Devices = meta.Footer.Devices
+	}
+	b := profile.NewBuilder(opts)
+	meta, incomplete, err := Events(ctx, path, "reading", watch, func(e *event.Event) error {
+		b.Add(e)
+		return nil
+	})
+	if err != nil {
+		return meta, nil, err
+	}
+	p := b.Finish()
+	if incomplete {
+		p.Warnings = append(p.Warnings, unfinished)
+	}
+	return meta, p, nil
+}
+
+// Show profiles a trace for `show`.
+func Show(ctx context.Context, path string, opts profile.Options, watch Watch) (*report.Show, error) {
+	meta, p, err := Profile(ctx, path, opts, watch)
+	if err != nil {
+		return nil, err
+	}
+	return report.NewShow(path, meta, p), nil
+}
+
+// Classify ranks the catalog's patterns against a trace (three passes).
+func Classify(ctx context.Context, path string, opts classify.Options, watch Watch) (tracefile.Meta, *classify.Result, error) {
+	meta, err := tracefile.ReadMeta(path)
+	if err != nil {
+		return meta, nil, err
+	}
+	res, err := classify.Classify(source(ctx, path, watch), opts)
+	return meta, res, err
+}
+
+// source replays a trace file once per call, as classify reads it.
+func source(ctx context.Context, path string, watch Watch) classify.Source {
+	pass := 0
+	return func(emit func(*event.Event)) error {
+		pass++
+		what := fmt.Sprintf("classifying (%d of 3)", min(pass, 3))
+		_, _, err := Events(ctx, path, what, watch, func(e *event.Event) error {
+			emit(e)
+			return nil
+		})
+		return err
+	}
+}
+
+// Analyze profiles (with the time series) and classifies the trace at
+// path: everything the reports show of it.
+func Analyze(ctx context.Context, path string, popts profile.Options, copts classify.Options, watch Watch) (*report.Analysis, error) {
+	popts.Series = true
+	meta, p, err := Profile(ctx, path, popts, watch)
+	if err != nil {
+		return nil, err
+	}
+	a := &report.Analysis{Show: report.NewShow(path, meta, p)}
+	copts.ExcludeWriteback = popts.ExcludeWriteback
+	a.Class, err = classify.Classify(source(ctx, path, watch), copts)
+	if errors.Is(err, classify.ErrNoIO) {
+		return a, nil
+	}
+	return a, err
+}

@@ -1,0 +1,200 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// writeSynthetic writes a trace of n events shaped like a real recording:
+// block and syscall layers, four concurrent streams, mixed sizes, random and
+// sequential offsets, and events in completion order (as tracers emit them).
+func writeSynthetic(tb testing.TB, path string, n int) {
+	tb.Helper()
+	w, err := tracefile.Create(path, tracefile.Header{Tool: "ioshape-bench", Backend: "synthetic"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	comms := []string{"fio", "cp", "kworker/u8:2", "Final Cut Pro"}
+	var next [4]int64
+	var off [4]int64
+	pending := make([]event.Event, 0, 64)
+	for i := 0; i < n; i++ {
+		j := 0 // the stream whose previous I/O finished first goes next
+		for k := range next {
+			if next[k] < next[j] {
+				j = k
+			}
+		}
+		size := int64(4096) << rng.IntN(9)
+		lat := 20_000 + size/4 + rng.Int64N(10_000)
+		e := event.Event{
+			Layer: event.Layer(i & 1), Op: event.Read + event.Op(rng.IntN(2)),
+			Start: next[j], End: next[j] + lat, Dev: event.Dev{Major: 254, Minor: uint32(j & 1)},
+			Size: size, Bytes: size, Pid: uint32(1000 + j), Tid: uint32(1000 + j), Comm: comms[j],
+		}
+		if e.Layer == event.Syscall {
+			e.Call, e.Inode = event.CallPread64, uint64(j+1)
+		} else {
+			e.Flags, e.Dispatch = event.FlagDispatched, e.Start+500
+		}
+		if rng.IntN(3) == 0 {
+			e.Offset = rng.Int64N(1<<30) &^ 4095
+		} else {
+			e.Offset = off[j]
+		}
+		off[j] = e.Offset + size
+		next[j] = e.End + rng.Int64N(5_000)
+		pending = append(pending, e)
+		if len(pending) == cap(pending) {
+			// Emit in completion order within small batches, as a tracer would.
+			for k := 1; k < len(pending); k++ {
+				for m := k; m > 0 && pending[m].End < pending[m-1].End; m-- {
+					pending[m], pending[m-1] = pending[m-1], pending[m]
+				}
+			}
+			for k := range pending {
+				if err := w.Write(&pending[k]); err != nil {
+					tb.Fatal(err)
+				}
+			}
+			pending = pending[:0]
+		}
+	}
+	for k := range pending {
+		w.Write(&pending[k])
+	}
+	if err := w.Close(tracefile.Footer{}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+var synthCache sync.Map // events → path, shared across benchmark runs
+
+func syntheticTrace(b *testing.B, n int) string {
+	if p, ok := synthCache.Load(n); ok {
+		return p.(string)
+	}
+	dir := os.Getenv("IOSHAPE_BENCH_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("ioshape-bench-v2-%d.iotrace", n))
+	if _, err := os.Stat(path); err != nil {
+		b.Logf("generating %d events into %s", n, path)
+		writeSynthetic(b, path, n)
+	}
+	synthCache.Store(n, path)
+	return path
+}
+
+// peakHeap samples the live heap while f runs.
+func peakHeap(f func()) uint64 {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	return peak.Load()
+}
+
+// BenchmarkLoadProfile measures reading a trace file and profiling it
+// (decode + profile), in events per second, and the peak live heap. Run:
+//
+//	go test ./internal/analysis -run '^$' -bench LoadProfile -benchtime 3x
+//
+// The 1M and 10M cases together show that memory does not grow with the
+// trace's length.
+func BenchmarkLoadProfile(b *testing.B) {
+	for _, n := range []int{1_000_000, 10_000_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			path := syntheticTrace(b, n)
+			runtime.GC()
+			b.ResetTimer()
+			var peak uint64
+			for i := 0; i < b.N; i++ {
+				p := peakHeap(func() {
+					_, prof, err := Profile(context.Background(), path, profile.Options{}, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if prof.Events != int64(n) {
+						b.Fatalf("profiled %d events, want %d", prof.Events, n)
+					}
+				})
+				peak = max(peak, p)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
+
+// BenchmarkProfileOnly isolates the profile step from file decoding.
+func BenchmarkProfileOnly(b *testing.B) {
+	path := syntheticTrace(b, 1_000_000)
+	r, err := tracefile.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var evs []event.Event
+	for r.Next() {
+		evs = append(evs, *r.Event())
+	}
+	r.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bd := profile.NewBuilder(profile.Options{})
+		for k := range evs {
+			bd.Add(&evs[k])
+		}
+		bd.Finish()
+	}
+	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkDecodeOnly isolates reading the trace file.
+func BenchmarkDecodeOnly(b *testing.B) {
+	path := syntheticTrace(b, 1_000_000)
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		r, err := tracefile.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for r.Next() {
+			n++
+		}
+		r.Close()
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}

@@ -1,0 +1,236 @@
+package analysis
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/parse"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// ImportRequest is one capture to store as a trace.
+type ImportRequest struct {
+	File   string       // the capture
+	Format parse.Format // "auto": detect it
+	// BlockSize turns fs_usage's and dtrace's block numbers into bytes.
+	BlockSize int64
+	// ID and Path are where the trace goes (ID is "" outside the store).
+	ID, Path    string
+	Label       string
+	ToolVersion string
+	CommandLine []string
+	// Arch is the recording machine's, for raw bpftrace output (syscall
+	// numbers and flags differ); empty: this machine's.
+	Arch string
+}
+
+// ImportResult is what an import saw.
+type ImportResult struct {
+	Format                     parse.Format
+	Events, Skipped, Malformed int64
+	Warnings                   []string
+}
+
+// ErrUnknownFormat is a capture in no format ioshape imports.
+var ErrUnknownFormat = errors.New("not a format ioshape imports (fs_usage -w output, or record --raw-output)")
+
+// importFidelity says what each imported format cannot show.
+var importFidelity = map[parse.Format][]string{
+	parse.FormatFsUsage: {
+		"fs_usage: the block layer only (no syscall layer, so no requested queue depth)",
+		"fs_usage: no split between queueing and the device; issue time is completion minus elapsed time",
+		"fs_usage: offsets are device block numbers times --block-size (assumed 4096), not file offsets",
+		"fs_usage: it prints thread IDs, not process IDs: processes are grouped by name (cut at 16 characters)",
+	},
+	parse.FormatBpftrace: {"imported raw bpftrace output: devices are numbers only, and lost-event counts are those in the output"},
+	parse.FormatDTrace: {
+		"dtrace: no split between queueing and the device",
+		"dtrace: offsets are block numbers times --block-size (assumed 4096), and syscalls are tied to a file descriptor, not a file",
+		"imported D output: dtrace's drop messages go to stderr and are not in it",
+	},
+}
+
+// importStats is what an import saw besides events.
+type importStats struct {
+	skipped, malformed, lost int64
+	warnings                 []string
+	devices                  []event.Device
+}
+
+// Import reads a capture and writes it as a trace at req.Path. The trace
+// exists only if the whole capture was read: on any error, or Ctrl-C,
+// nothing is left behind.
+func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
+	res := ImportResult{Format: req.Format}
+	f, err := os.Open(req.File)
+	if err != nil {
+		return res, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return res, err
+	}
+	br := bufio.NewReaderSize(f, 1<<20)
+	if res.Format == "auto" || res.Format == "" {
+		head, _ := br.Peek(64 << 10)
+		if res.Format = parse.Detect(strings.Split(string(head), "\n")); res.Format == parse.FormatUnknown {
+			return res, fmt.Errorf("%s: %w", req.File, ErrUnknownFormat)
+		}
+	}
+	// Where and when the capture was made is not in it: the file's
+	// modification time stands in for the date.
+	h := tracefile.Header{
+		ID: req.ID, Label: req.Label, Tool: "ioshape", ToolVersion: req.ToolVersion,
+		Backend: string(res.Format) + " (imported)", Target: tracefile.Target{Mode: "import", Command: []string{req.File}},
+		CommandLine: req.CommandLine, Start: st.ModTime().UTC(), Fidelity: importFidelity[res.Format],
+	}
+	if res.Format == parse.FormatFsUsage {
+		h.OS = "darwin"
+	}
+	w, err := tracefile.Create(req.Path, h)
+	if err != nil {
+		return res, fmt.Errorf("cannot create the trace file: %w", err)
+	}
+	var stats importStats
+	var first, last int64
+	sink := func(e *event.Event) error {
+		if res.Events%checkEvery == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if res.Events == 0 || e.Start < first {
+			first = e.Start
+		}
+		last = max(last, e.End)
+		res.Events++
+		return w.Write(e)
+	}
+	switch res.Format {
+	case parse.FormatFsUsage:
+		err = importFsUsage(br, req.File, req.BlockSize, sink, &stats)
+	case parse.FormatDTrace:
+		err = importDTrace(br, req.File, req.BlockSize, sink, &stats)
+	default:
+		arch := req.Arch
+		if arch == "" {
+			arch = runtime.GOARCH
+		}
+		err = importBpftrace(br, req.File, arch, sink, &stats)
+	}
+	res.Skipped, res.Malformed, res.Warnings = stats.skipped, stats.malformed, stats.warnings
+	ft := tracefile.Footer{
+		DurationNs: last - first, LostEvents: stats.lost, ParseErrors: stats.malformed,
+		Warnings: stats.warnings, EndReason: "imported", Devices: stats.devices,
+	}
+	if cerr := w.Close(ft); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err == nil && res.Events == 0 {
+		err = fmt.Errorf("%s: no disk I/O found (%d lines skipped): for fs_usage, capture with 'fs_usage -w -f diskio'", req.File, stats.skipped)
+	}
+	if err != nil {
+		os.Remove(req.Path)
+		os.Remove(req.Path + tracefile.PartialSuffix)
+		return res, err
+	}
+	return res, nil
+}
+
+// malformed notes a bad line; the first few are kept with their numbers.
+func (s *importStats) malformedLine(err *parse.SyntaxError) {
+	s.malformed++
+	if s.malformed <= 10 {
+		s.warnings = append(s.warnings, "malformed "+err.Error())
+	}
+}
+
+func importFsUsage(r io.Reader, file string, blockSize int64, sink func(*event.Event) error, st *importStats) error {
+	p := parse.NewFsUsageReader(r, file, blockSize)
+	for p.Scan() {
+		rec := p.Record()
+		switch rec.Kind {
+		case parse.KindEvent:
+			if err := sink(&rec.Event); err != nil {
+				return err
+			}
+		case parse.KindSkip:
+			st.skipped++
+		case parse.KindLost:
+			st.lost++ // one overrun: fs_usage dropped an unknown number of events
+			st.warnings = append(st.warnings, "fs_usage reported a buffer overrun: events were dropped")
+		case parse.KindError:
+			st.malformedLine(rec.Err)
+		}
+	}
+	for i, name := range p.Devices() {
+		st.devices = append(st.devices, event.Device{Major: 0, Minor: uint32(i + 1), Name: name})
+	}
+	return p.Err()
+}
+
+func importBpftrace(r io.Reader, file, arch string, sink func(*event.Event) error, st *importStats) error {
+	p := parse.NewBpftraceReader(r, file, arch)
+	var rb rebase // raw times are CLOCK_MONOTONIC: start at the first event
+	for p.Scan() {
+		rec := p.Record()
+		switch rec.Kind {
+		case parse.KindEvent:
+			e := &rec.Event
+			rb.apply(e)
+			if err := sink(e); err != nil {
+				return err
+			}
+		case parse.KindLost:
+			st.lost += rec.N
+		case parse.KindError:
+			st.malformedLine(rec.Err)
+		default:
+			st.skipped++
+		}
+	}
+	return p.Err()
+}
+
+// rebase shifts raw tracer clocks so the first event starts at zero.
+type rebase struct {
+	base  int64
+	based bool
+}
+
+func (b *rebase) apply(e *event.Event) {
+	if !b.based {
+		b.base, b.based = e.Start, true
+	}
+	e.Start -= b.base
+	e.End -= b.base
+	if e.Flags&event.FlagDispatched != 0 {
+		e.Dispatch -= b.base
+	}
+}
+
+func importDTrace(r io.Reader, file string, blockSize int64, sink func(*event.Event) error, st *importStats) error {
+	p := parse.NewDTraceReader(r, file, blockSize)
+	var rb rebase
+	for p.Scan() {
+		rec := p.Record()
+		switch rec.Kind {
+		case parse.KindEvent:
+			rb.apply(&rec.Event)
+			if err := sink(&rec.Event); err != nil {
+				return err
+			}
+		case parse.KindError:
+			st.malformedLine(rec.Err)
+		default:
+			st.skipped++
+		}
+	}
+	return p.Err()
+}

@@ -1,0 +1,60 @@
+//go:build linux && (amd64 || arm64)
+
+package native
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// Values of ioshapeCallSpec fields (see struct call_spec in
+// dscripts/ebpf/ioshape.bpf.c).
+const (
+	kindPlain       = 0
+	kindAioSubmit   = 1
+	kindAioGetevent = 2
+
+	posFile = 0 // the file's position
+	posArg  = 1 // an argument
+	posUser = 2 // a user pointer argument, or the file's position if null
+	posNone = 3
+
+	noArg = 0xff
+)
+
+// nativeCallTable is the syscall table the eBPF programs trace, by this
+// architecture's syscall numbers: the same calls, arguments and offsets as
+// the bpftrace script's scriptCalls.
+func nativeCallTable() map[int]ioshapeCallSpec {
+	plain := func(c event.Call, count uint8, pos, posArg uint8) ioshapeCallSpec {
+		return ioshapeCallSpec{Call: uint8(c), FdArg: 0, CountArg: count, Pos: pos, PosArg: posArg, OutArg: noArg}
+	}
+	vec := func(c event.Call, pos uint8) ioshapeCallSpec {
+		s := plain(c, noArg, pos, 3)
+		s.Vec = 1
+		return s
+	}
+	return map[int]ioshapeCallSpec{
+		unix.SYS_READ:     plain(event.CallRead, 2, posFile, 0),
+		unix.SYS_WRITE:    plain(event.CallWrite, 2, posFile, 0),
+		unix.SYS_PREAD64:  plain(event.CallPread64, 2, posArg, 3),
+		unix.SYS_PWRITE64: plain(event.CallPwrite64, 2, posArg, 3),
+		unix.SYS_READV:    vec(event.CallReadv, posFile),
+		unix.SYS_WRITEV:   vec(event.CallWritev, posFile),
+		unix.SYS_PREADV:   vec(event.CallPreadv, posArg),
+		unix.SYS_PWRITEV:  vec(event.CallPwritev, posArg),
+		unix.SYS_PREADV2:  vec(event.CallPreadv2, posArg),
+		unix.SYS_PWRITEV2: vec(event.CallPwritev2, posArg),
+		unix.SYS_COPY_FILE_RANGE: {Call: uint8(event.CallCopyFileRange), FdArg: 0, CountArg: 4, Pos: posUser, PosArg: 1,
+			OutArg: 2, OutPos: posUser, OutPosArg: 3},
+		unix.SYS_SENDFILE: {Call: uint8(event.CallSendfile), FdArg: 1, CountArg: 3, Pos: posUser, PosArg: 2,
+			OutArg: 0, OutPos: posFile},
+		unix.SYS_FSYNC:           plain(event.CallFsync, noArg, posNone, 0),
+		unix.SYS_FDATASYNC:       plain(event.CallFdatasync, noArg, posNone, 0),
+		unix.SYS_SYNC_FILE_RANGE: plain(event.CallSyncFileRange, 2, posArg, 1),
+		unix.SYS_IO_SUBMIT:       {Call: 1, Kind: kindAioSubmit, OutArg: noArg},
+		unix.SYS_IO_GETEVENTS:    {Call: 1, Kind: kindAioGetevent, OutArg: noArg},
+		unix.SYS_IO_PGETEVENTS:   {Call: 1, Kind: kindAioGetevent, OutArg: noArg},
+	}
+}

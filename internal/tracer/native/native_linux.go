@@ -1,0 +1,432 @@
+//go:build linux && (amd64 || arm64)
+
+package native
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/parse"
+	"github.com/ioshape/ioshape/internal/tracer/session"
+)
+
+// Session records with ioshape's own eBPF programs
+// (dscripts/ebpf/ioshape.bpf.c): loaded with cilium/ebpf, binary records
+// through a ring buffer straight into the trace writer, no text anywhere.
+type Session struct {
+	cfg     session.Config
+	seeds   []int
+	command []string
+	coll    *ebpf.Collection
+	objs    ioshapeObjects
+	script  session.Script
+	version string
+}
+
+// btfPath is where the kernel publishes its BTF (a variable for tests).
+var btfPath = "/sys/kernel/btf/vmlinux"
+
+// Available reports whether the kernel can run the native backend (it has
+// BTF; the programs' own checks come at load).
+func Available() bool {
+	_, err := os.Stat(btfPath)
+	return err == nil
+}
+
+// Prepare loads the programs (so that a kernel that refuses them is told
+// before any file is made) and resolves the target.
+func Prepare(cfg session.Config) (*Session, error) {
+	if !Available() {
+		return nil, fmt.Errorf("the native backend needs the kernel's BTF type information (%s, CONFIG_DEBUG_INFO_BTF): this kernel has none; use --backend bpftrace", btfPath)
+	}
+	seeds, command, err := session.ResolveTargets(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	s := &Session{cfg: cfg, seeds: seeds, command: command,
+		version: "native eBPF (cilium/ebpf)"}
+	sum := sha256.Sum256(_IoshapeBytes)
+	s.script = session.Script{Name: "ioshape.bpf.c (" + runtime.GOARCH + " object)", SHA256: hex.EncodeToString(sum[:])}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ringBytes is the ring buffer's size: --perf-pages per CPU, as bpftrace's
+// per-CPU buffers, rounded up to a power of two.
+func ringBytes(perfPages int) uint32 {
+	want := uint64(perfPages) * uint64(os.Getpagesize()) * uint64(runtime.NumCPU())
+	n := uint64(os.Getpagesize())
+	for n < want && n < 1<<30 {
+		n <<= 1
+	}
+	return uint32(n)
+}
+
+func (s *Session) load() error {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return fmt.Errorf("cannot raise RLIMIT_MEMLOCK for eBPF maps: %w", err)
+	}
+	spec, err := loadIoshape()
+	if err != nil {
+		return fmt.Errorf("cannot read ioshape's eBPF object: %w", err)
+	}
+	t := s.cfg.Target
+	set := func(name string, v any) error {
+		vs, ok := spec.Variables[name]
+		if !ok {
+			return fmt.Errorf("the eBPF object has no variable %s", name)
+		}
+		return vs.Set(v)
+	}
+	var names [8][16]byte
+	if len(t.Names) > len(names) {
+		return fmt.Errorf("at most %d --name targets with the native backend", len(names))
+	}
+	for i, n := range t.Names {
+		copy(names[i][:15], session.Comm(n))
+	}
+	ring := ringBytes(s.cfg.PerfPages)
+	for _, v := range []struct {
+		name string
+		val  any
+	}{
+		{"self_pid", uint32(os.Getpid())}, {"trace_all", boolByte(t.All)}, {"wakeup_bytes", ring / 8},
+		{"name_count", uint8(len(t.Names))}, {"names", names},
+		{"call_aio_read", uint32(event.CallAioRead)}, {"call_aio_write", uint32(event.CallAioWrite)}, {"call_aio_fsync", uint32(event.CallAioFsync)},
+		{"call_uring_read", uint32(event.CallUringRead)}, {"call_uring_write", uint32(event.CallUringWrite)}, {"call_uring_fsync", uint32(event.CallUringFsync)},
+		{"call_copy_file_range", uint32(event.CallCopyFileRange)}, {"call_sendfile", uint32(event.CallSendfile)},
+	} {
+		if err := set(v.name, v.val); err != nil {
+			return err
+		}
+	}
+	spec.Maps["events"].MaxEntries = ring
+	for _, m := range []string{"rqs", "aios", "urings"} {
+		spec.Maps[m].MaxEntries = uint32(s.cfg.MapKeys)
+	}
+	s.coll, err = ebpf.NewCollection(spec)
+	if err != nil {
+		return fmt.Errorf("the kernel refused ioshape's eBPF programs (the native backend needs Linux 6.2 or later): %s; use --backend bpftrace", firstLine(err))
+	}
+	if err := s.coll.Assign(&s.objs); err != nil {
+		s.coll.Close()
+		return err
+	}
+	for nr, cs := range nativeCallTable() {
+		if err := s.objs.Calls.Put(uint32(nr), cs); err != nil {
+			s.coll.Close()
+			return fmt.Errorf("cannot fill the syscall table: %w", err)
+		}
+	}
+	return nil
+}
+
+func firstLine(err error) string {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		// The verifier's log is long; its last line says why.
+		if n := len(ve.Log); n > 0 {
+			return strings.TrimSpace(ve.Log[n-1])
+		}
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *Session) Backend() string        { return "native" }
+func (s *Session) BackendVersion() string { return s.version }
+func (s *Session) Script() session.Script { return s.script }
+
+func (s *Session) Fidelity() []string {
+	return []string{
+		"syscall layer: memory-mapped I/O is not seen (the block layer still sees its I/O)",
+		"block layer: a request in flight when recording began or ended is counted as unmatched",
+	}
+}
+
+// nativeTracepointArgs are the required tracepoints and how many arguments
+// the programs read from each. (Before Linux 5.11 the block tracepoints
+// passed the request queue first.)
+var nativeTracepointArgs = map[string]int{
+	"block_rq_insert": 1, "block_rq_issue": 1, "block_rq_complete": 3, "block_rq_requeue": 1, "block_rq_merge": 1,
+	"sys_enter": 2, "sys_exit": 2, "sched_process_fork": 2,
+}
+
+// tracepointArgs is how many arguments a kernel tracepoint passes (from
+// its btf_trace_ typedef, less the leading context), or -1 if unknown.
+func tracepointArgs(spec *btf.Spec, name string) int {
+	var td *btf.Typedef
+	if spec == nil || spec.TypeByName("btf_trace_"+name, &td) != nil {
+		return -1
+	}
+	ptr, ok := td.Type.(*btf.Pointer)
+	if !ok {
+		return -1
+	}
+	fp, ok := ptr.Target.(*btf.FuncProto)
+	if !ok {
+		return -1
+	}
+	return len(fp.Params) - 1
+}
+
+// attach attaches each program. io_uring is optional: its completion
+// tracepoint passes the CQE only since Linux 6.0 (before, its fields one by
+// one), and older kernels have no io_uring tracepoints at all; there the
+// recording goes on without io_uring, and says so.
+func (s *Session) attach() (links []link.Link, warnings []string, err error) {
+	p := s.objs.ioshapePrograms
+	kernel, _ := btf.LoadKernelSpec()
+	for name, want := range nativeTracepointArgs {
+		if got := tracepointArgs(kernel, name); got >= 0 && got != want {
+			return nil, nil, fmt.Errorf("this kernel's %s tracepoint passes %d arguments, not the %d ioshape's programs read (the native backend needs Linux 6.2 or later): use --backend bpftrace", name, got, want)
+		}
+	}
+	uring := tracepointArgs(kernel, "io_uring_complete") == 3 && tracepointArgs(kernel, "io_uring_submit_req") == 1
+	if !uring {
+		warnings = append(warnings, "io_uring is not traced: this kernel's io_uring tracepoints are not the ones ioshape reads (Linux 6.0 or later)")
+	}
+	for _, a := range []struct {
+		prog     *ebpf.Program
+		name     string
+		optional bool
+	}{
+		{p.OnFork, "sched_process_fork", false}, {p.OnExec, "sched_process_exec", false}, {p.OnExit, "sched_process_exit", false},
+		{p.OnRqInsert, "block_rq_insert", false}, {p.OnRqIssue, "block_rq_issue", false}, {p.OnRqComplete, "block_rq_complete", false},
+		{p.OnRqRequeue, "block_rq_requeue", false}, {p.OnRqMerge, "block_rq_merge", false},
+		{p.OnSysEnter, "sys_enter", false}, {p.OnSysExit, "sys_exit", false},
+		{p.OnUringSubmit, "io_uring_submit_req", true}, {p.OnUringComplete, "io_uring_complete", true},
+	} {
+		if a.optional && !uring {
+			continue
+		}
+		l, err := link.AttachTracing(link.TracingOptions{Program: a.prog, AttachType: ebpf.AttachTraceRawTp})
+		if err != nil {
+			if a.optional {
+				warnings = append(warnings, fmt.Sprintf("io_uring is not traced: cannot attach to %s (%s)", a.name, firstLine(err)))
+				continue
+			}
+			for _, l := range links {
+				l.Close()
+			}
+			return nil, nil, fmt.Errorf("cannot attach to the kernel tracepoint %s: %s", a.name, firstLine(err))
+		}
+		links = append(links, l)
+	}
+	return links, warnings, nil
+}
+
+// counters sums the programs' per-CPU counters.
+func (s *Session) counters() (lost, mapFull, stale, unmatched int64) {
+	var out [4]int64
+	for i := range out {
+		var per []uint64
+		if err := s.objs.Counters.Lookup(uint32(i), &per); err == nil {
+			for _, v := range per {
+				out[i] += int64(v)
+			}
+		}
+	}
+	return out[0], out[1], out[2], out[3]
+}
+
+// probeMisses sums the kernel's recursion-miss counts for the programs.
+func (s *Session) probeMisses() int64 {
+	var n int64
+	for _, p := range s.coll.Programs {
+		if st, err := p.Stats(); err == nil {
+			n += int64(st.RecursionMisses)
+		}
+	}
+	return n
+}
+
+// unfinished counts tracked block requests still in the in-flight map:
+// issued, completion never seen.
+func (s *Session) unfinished() int64 {
+	var key uint64
+	var val ioshapeRqState
+	var n int64
+	it := s.objs.Rqs.Iterate()
+	for it.Next(&key, &val) {
+		if val.Live != 0 && val.Tracked != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// readRing decodes ring buffer records into batches until stop is set and
+// the ring is empty.
+func readRing(rd *ringbuf.Reader, stop *atomic.Bool, oDirect uint64, out chan<- []parse.Record) {
+	defer close(out)
+	var rec ringbuf.Record
+	batch := make([]parse.Record, 0, 256)
+	flush := func() {
+		if len(batch) > 0 {
+			out <- batch
+			batch = make([]parse.Record, 0, 256)
+		}
+	}
+	// The producer wakes the reader only for a full batch; the deadline
+	// makes it look at least every 100 ms. It is renewed when it passes,
+	// not per record (reading the clock per record cost a fifth of the
+	// reader's time).
+	rd.SetDeadline(time.Now().Add(100 * time.Millisecond))
+	for {
+		err := rd.ReadInto(&rec)
+		switch {
+		case err == nil:
+			r, derr := parse.DecodeNative(rec.RawSample, oDirect)
+			if derr != nil {
+				r = parse.Record{Kind: parse.KindError, Err: &parse.SyntaxError{File: "ring buffer", Msg: derr.Error()}}
+			}
+			batch = append(batch, r)
+			if len(batch) == cap(batch) {
+				flush()
+			}
+		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, ringbuf.ErrFlushed):
+			flush()
+			if stop.Load() && rd.AvailableBytes() == 0 {
+				return
+			}
+			rd.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		default:
+			flush()
+			return
+		}
+	}
+}
+
+// Run records until the target ends, the duration passes, the launch goes
+// quiet, or ctx is cancelled. The programs and maps are released when it
+// returns, whatever happens.
+func (s *Session) Run(ctx context.Context, sink session.Sink) (session.Result, error) {
+	plan := session.Plan{
+		Name: "the eBPF ring buffer", Remedy: "raise --perf-pages", Seeds: s.seeds, Command: s.command,
+		Start: s.start,
+	}
+	res, err := session.Run(ctx, s.cfg, plan, sink)
+	s.Close() // a no-op after the tracer's Wait; needed when Start failed
+	return res, err
+}
+
+// Close releases the programs and maps (about 40 MB of locked kernel
+// memory) without waiting for the garbage collector.
+func (s *Session) Close() {
+	if s.coll != nil {
+		s.coll.Close()
+		s.coll = nil
+	}
+}
+
+// tracer is the attached programs and the ring reader, as the loop drives
+// them.
+type tracer struct {
+	s           *Session
+	rd          *ringbuf.Reader
+	links       []link.Link
+	records     chan []parse.Record
+	stopReading atomic.Bool
+}
+
+func (s *Session) start(helperPid int) (session.Tracer, error) {
+	one := uint8(1)
+	for _, p := range s.seeds {
+		if err := s.objs.Track.Put(uint32(p), one); err != nil {
+			return nil, fmt.Errorf("cannot set the targets: %w", err)
+		}
+	}
+	if helperPid != 0 {
+		if err := s.objs.Roots.Put(uint32(helperPid), one); err != nil {
+			return nil, fmt.Errorf("cannot set the targets: %w", err)
+		}
+	}
+	rd, err := ringbuf.NewReader(s.objs.Events)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the eBPF ring buffer: %w", err)
+	}
+	links, warnings, err := s.attach()
+	if err != nil {
+		rd.Close()
+		return nil, err
+	}
+	t := &tracer{s: s, rd: rd, links: links, records: make(chan []parse.Record, 64)}
+	// Every program is attached: tracing has begun, on the clock the
+	// programs' timestamps use.
+	first := []parse.Record{{Kind: parse.KindReady, N: session.MonotonicNow()}}
+	for _, w := range warnings {
+		first = append(first, parse.Record{Kind: parse.KindWarning, Text: w})
+	}
+	t.records <- first
+	go readRing(rd, &t.stopReading, parse.ODirectFor(runtime.GOARCH), t.records)
+	return t, nil
+}
+
+func (t *tracer) Records() <-chan []parse.Record { return t.records }
+
+// detach removes the programs from the tracepoints: no new events.
+func (t *tracer) detach() {
+	for _, l := range t.links {
+		l.Close()
+	}
+	t.links = nil
+}
+
+// Stop detaches; what is in the ring is still read, then Records closes.
+func (t *tracer) Stop() {
+	t.detach()
+	t.stopReading.Store(true)
+	t.rd.Flush()
+}
+
+// Kill ends a ring reader that has not finished.
+func (t *tracer) Kill() { t.rd.Close() }
+
+// Poll reads the programs' loss counters (absolute: nothing else counts
+// these for this backend).
+func (t *tracer) Poll(res *session.Result) {
+	if t.s.coll == nil {
+		return
+	}
+	lost, mapFull, _, _ := t.s.counters()
+	res.Lost, res.MapOverflows = lost, mapFull
+	res.ProbeMisses = t.s.probeMisses()
+}
+
+// Wait takes the final counters and releases everything.
+func (t *tracer) Wait(res *session.Result) error {
+	t.detach()
+	t.Poll(res)
+	_, _, stale, unmatched := t.s.counters()
+	res.Unmatched += unmatched
+	res.Unfinished += stale + t.s.unfinished()
+	t.rd.Close()
+	t.s.Close()
+	return nil
+}

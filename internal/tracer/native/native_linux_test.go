@@ -1,0 +1,89 @@
+//go:build linux && (amd64 || arm64)
+
+package native
+
+import (
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/ioshape/ioshape/internal/parse"
+	"github.com/ioshape/ioshape/internal/tracer/bpftrace"
+	"github.com/ioshape/ioshape/internal/tracer/session"
+)
+
+// A kernel without BTF gets one clear line that names the way out.
+func TestNativeWithoutBTF(t *testing.T) {
+	old := btfPath
+	btfPath = "/nonexistent/vmlinux"
+	defer func() { btfPath = old }()
+	_, err := Prepare(session.Config{Target: session.Target{All: true}})
+	if err == nil || !strings.Contains(err.Error(), "BTF") || !strings.Contains(err.Error(), "--backend bpftrace") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %v", err)
+	}
+	if Available() {
+		t.Fatal("native reported available without BTF")
+	}
+}
+
+// The Go decoder's layout is the C struct's, as bpf2go read it from BTF.
+func TestNativeRecordLayout(t *testing.T) {
+	var r ioshapeRecord
+	if unsafe.Sizeof(r) != parse.NativeRecordSize {
+		t.Fatalf("struct record is %d bytes, the decoder reads %d", unsafe.Sizeof(r), parse.NativeRecordSize)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"pid", unsafe.Offsetof(r.Pid), 4}, {"status", unsafe.Offsetof(r.Status), 12}, {"start", unsafe.Offsetof(r.Start), 16},
+		{"dev", unsafe.Offsetof(r.Dev), 40}, {"ret", unsafe.Offsetof(r.Ret), 64}, {"call", unsafe.Offsetof(r.Call), 88},
+		{"comm", unsafe.Offsetof(r.Comm), 96},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s at %d, decoder reads %d", f.name, f.got, f.want)
+		}
+	}
+}
+
+// Every syscall the bpftrace script traces is in the native table.
+func TestNativeCallTableMatchesScript(t *testing.T) {
+	table := nativeCallTable()
+	calls := map[uint8]bool{}
+	for _, cs := range table {
+		calls[cs.Call] = true
+	}
+	for _, sc := range bpftrace.ScriptCalls {
+		if !calls[uint8(sc.ID)] {
+			t.Errorf("%s is traced by the bpftrace script but not the native backend", sc.Name)
+		}
+	}
+}
+
+func TestRingBytes(t *testing.T) {
+	for _, pages := range []int{1, 3, 1024} {
+		n := ringBytes(pages)
+		if n&(n-1) != 0 || n < 4096 {
+			t.Errorf("ringBytes(%d) = %d: not a power of two of at least a page", pages, n)
+		}
+	}
+}
+
+// The tracepoints the programs read have the arguments they expect on this
+// kernel (the io_uring ones are optional).
+func TestNativeTracepointSignatures(t *testing.T) {
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	for name, want := range nativeTracepointArgs {
+		if got := tracepointArgs(kernel, name); got != want {
+			t.Errorf("%s passes %d arguments, the program reads %d", name, got, want)
+		}
+	}
+	if tracepointArgs(kernel, "no_such_tracepoint") != -1 {
+		t.Error("unknown tracepoint not reported as such")
+	}
+}

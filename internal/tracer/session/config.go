@@ -1,0 +1,114 @@
+package session
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// Sink receives events as they are parsed (a trace file writer).
+type Sink interface {
+	Write(*event.Event) error
+	FlushIfDue(time.Duration) error
+}
+
+// User is who the target command runs as.
+type User struct {
+	UID, GID int
+	Groups   []uint32
+	Home     string
+	Set      bool // false: run as ioshape's own user
+}
+
+// Config sets up a recording.
+type Config struct {
+	Target   Target
+	Backend  string // auto, native, bpftrace, dtrace or fsusage
+	DTrace   string // path; empty: look it up in PATH
+	FsUsage  string // path; empty: look it up in PATH
+	Bpftrace string // path; empty: look it up in PATH
+	RunAs    User
+	Stdin    *os.File // the command's standard streams
+	Stdout   *os.File
+	Stderr   *os.File
+	// MapKeys sizes the tracer's in-flight maps (requests and syscalls in
+	// flight at once). PerfPages sizes its per-CPU output buffers.
+	MapKeys   int
+	PerfPages int
+	Grace     time.Duration // between SIGINT and SIGKILL
+	// Raw, if set, receives a copy of the tracer's output as it was read.
+	Raw      io.Writer
+	Progress func(Progress)
+}
+
+// WithDefaults fills the sizes and the grace period a zero Config leaves
+// open.
+func (c Config) WithDefaults() Config {
+	if c.MapKeys == 0 {
+		c.MapKeys = 1 << 16
+	}
+	if c.PerfPages == 0 {
+		c.PerfPages = 1 << 10
+	}
+	if c.Grace == 0 {
+		c.Grace = 5 * time.Second
+	}
+	return c
+}
+
+// Progress is reported about once a second.
+type Progress struct {
+	Elapsed time.Duration
+	Events  int64
+	Bytes   int64
+	Lost    int64
+	Ready   bool
+}
+
+// Result is what a recording learned beyond its events.
+type Result struct {
+	Start        time.Time
+	Duration     time.Duration
+	Events       int64
+	Lost         int64
+	MapOverflows int64
+	// ProbeMisses are probe firings the kernel skipped (another BPF program
+	// was running on the same CPU): events lost without a word from the
+	// tracer.
+	ProbeMisses int64
+	// ProbeErrors are probe actions that failed at run time (DTrace's
+	// "error on enabled probe"): their events are missing.
+	ProbeErrors int64
+	// Unfinished are block requests seen issued whose completion was never
+	// seen (skipped, or left in flight at the end): their I/O is missing.
+	Unfinished  int64
+	Unmatched   int64
+	ParseErrors int64
+	Warnings    []string
+	EndReason   string
+	ExitStatus  *int
+	Devices     []event.Device
+}
+
+// AllLost is every event the recording knows it lost.
+func (r Result) AllLost() int64 {
+	return r.Lost + r.MapOverflows + r.ProbeMisses + r.ProbeErrors
+}
+
+// Script is a rendered tracer script (or, for a compiled program, its name)
+// and its checksum.
+type Script struct {
+	Name   string
+	Text   string
+	SHA256 string
+}
+
+// Comm is what the kernel keeps of a process name: at most 15 bytes.
+func Comm(name string) string {
+	if len(name) > 15 {
+		return name[:15]
+	}
+	return name
+}

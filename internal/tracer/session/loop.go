@@ -1,0 +1,311 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/parse"
+)
+
+// A Tracer is a running backend as the loop drives it.
+type Tracer interface {
+	// Records is the tracer's parsed output in batches, with what it says on
+	// the side (drops, run-time errors, readiness) as records too; it closes
+	// once all of that has ended, so draining it drains everything.
+	Records() <-chan []parse.Record
+	// Stop asks the tracer to stop; it flushes what it holds, then Records
+	// closes.
+	Stop()
+	// Kill ends a tracer that did not stop within the grace period.
+	Kill()
+	// Wait is called once Records has closed: it waits for the tracer to
+	// exit, releases what it holds and adds to res what it counted outside
+	// its records (kernel counters, devices it named). Its error says why
+	// the tracer ended on its own.
+	Wait(res *Result) error
+}
+
+// Poller is a Tracer with loss counters outside its output (in the kernel):
+// the loop reads them each second and just before stopping, while they
+// still exist.
+type Poller interface{ Poll(res *Result) }
+
+// StatusSource is a Tracer that starts the helper itself (bpftrace -c): the
+// helper's status lines come through it.
+type StatusSource interface{ Status() <-chan string }
+
+// SelfReporter is a Tracer whose own processes' I/O is not the target's.
+type SelfReporter interface{ Pids() []int }
+
+// Plan is what the loop needs of a backend.
+type Plan struct {
+	Name   string // the tracer, as messages name it
+	Remedy string // what to do about lost events
+	Seeds  []int  // processes followed from the start
+	// Command, if set, is run by ioshape's helper as the target user once
+	// tracing is ready.
+	Command []string
+	// Start starts the tracer. helperPid is the helper's pid (0 without
+	// one): the process whose descendants are the target.
+	Start func(helperPid int) (Tracer, error)
+}
+
+// NotStartedError is a tracer that ended before tracing began.
+type NotStartedError struct {
+	Tracer string
+	Reason string
+}
+
+func (e *NotStartedError) Error() string {
+	if e.Reason == "" {
+		return e.Tracer + " exited before tracing started"
+	}
+	return e.Tracer + " exited before tracing started: " + e.Reason
+}
+
+// Run records with the plan's tracer until the target ends, the duration
+// passes, the launch goes quiet, the tracer ends, or ctx is cancelled
+// (Ctrl-C), writing events to sink as they come. The Result describes what
+// was recorded whatever happens; an error means the recording could not
+// start or failed.
+func Run(ctx context.Context, cfg Config, plan Plan, sink Sink) (Result, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.Target.Cold {
+		if err := DropCaches(); err != nil {
+			return Result{}, err
+		}
+	}
+	l := &loop{cfg: cfg, plan: plan, st: newState(cfg.Target, sink, plan.Seeds)}
+	helperPid := 0
+	if len(plan.Command) > 0 {
+		h, err := StartHelper(cfg, plan.Command)
+		if err != nil {
+			return Result{}, err
+		}
+		l.helper, helperPid = h, h.Pid()
+		l.st.skip[uint32(helperPid)] = true
+	}
+	t, err := plan.Start(helperPid)
+	if err != nil {
+		l.helper.Kill()
+		return Result{}, err
+	}
+	l.t = t
+	if s, ok := t.(SelfReporter); ok {
+		for _, p := range s.Pids() {
+			l.st.skip[uint32(p)] = true
+		}
+	}
+	l.run(ctx)
+	return l.finish()
+}
+
+// loop is one recording's control state; everything runs in Run's
+// goroutine.
+type loop struct {
+	cfg    Config
+	plan   Plan
+	st     *state
+	t      Tracer
+	helper *Helper // nil when the tracer starts the command, or there is none
+
+	started   time.Time
+	stopping  bool
+	stoppedAt time.Time
+	endedAt   time.Time
+	stopTimer <-chan time.Time
+	killTimer <-chan time.Time
+	err       error
+}
+
+func (l *loop) run(ctx context.Context) {
+	l.started = time.Now()
+	records := l.t.Records()
+	status := l.helper.StatusLines()
+	if s, ok := l.t.(StatusSource); ok {
+		status = s.Status()
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	done := ctx.Done()
+	for records != nil {
+		select {
+		case batch, ok := <-records:
+			if !ok {
+				records = nil
+				break
+			}
+			l.consume(batch)
+		case line, ok := <-status:
+			if !ok {
+				status = nil
+				break
+			}
+			l.onStatus(line)
+		case <-tick.C:
+			l.onTick()
+		case <-l.stopTimer:
+			l.stop("duration")
+		case <-done:
+			done = nil
+			l.stop("interrupted")
+		case <-l.killTimer:
+			l.killTimer = nil
+			l.t.Kill()
+			l.st.warn(fmt.Sprintf("%s did not stop within %v of SIGINT and was killed; its final counters may be missing", l.plan.Name, l.cfg.Grace))
+		}
+	}
+	l.endedAt = time.Now()
+	// A status line written just before the tracer ended (the command's
+	// exit) may still wait in the channel; a detached launch's helper may
+	// never close it, so do not block.
+	for status != nil {
+		select {
+		case line, ok := <-status:
+			if !ok {
+				status = nil
+				break
+			}
+			l.onStatus(line)
+		default:
+			status = nil
+		}
+	}
+}
+
+func (l *loop) fail(err error) {
+	if l.err == nil {
+		l.err = err
+	}
+	l.stop("error")
+}
+
+func (l *loop) consume(batch []parse.Record) {
+	ready, err := l.st.consume(batch)
+	if ready != nil {
+		l.markReady(*ready)
+	}
+	if err != nil {
+		l.fail(err)
+	}
+}
+
+// markReady starts the clock: base is the tracer's clock reading at that
+// moment (0: read ours).
+func (l *loop) markReady(base int64) {
+	st := l.st
+	if st.ready {
+		return
+	}
+	if base == 0 {
+		base = MonotonicNow()
+	}
+	now := time.Now()
+	st.ready, st.readyAt, st.lastIO, st.base = true, now, now, base
+	st.res.Start = now
+	if l.cfg.Target.Duration > 0 {
+		l.stopTimer = time.After(l.cfg.Target.Duration)
+	}
+	l.helper.Release()
+	if l.cfg.Progress != nil {
+		l.cfg.Progress(Progress{Ready: true})
+	}
+}
+
+// onStatus takes a helper status line: "ready" (bpftrace ran the helper, so
+// its probes are attached), "pid N" (the command started), "exit N" (it
+// ended), "error MSG" (it could not start).
+func (l *loop) onStatus(line string) {
+	if line == "ready" {
+		l.markReady(0)
+		return
+	}
+	exited, err := l.st.applyStatus(line)
+	switch {
+	case err != nil:
+		l.fail(err)
+	case exited:
+		// The tracer may end with its child: read its kernel counters
+		// while they exist.
+		l.poll()
+		if !l.cfg.Target.Launch && l.cfg.Target.Duration == 0 {
+			l.stop("target exited")
+		}
+	}
+}
+
+func (l *loop) onTick() {
+	if err := l.st.sink.FlushIfDue(time.Second); err != nil {
+		l.fail(err)
+	}
+	if l.st.ready && !l.stopping {
+		l.poll()
+		if reason := l.st.targetGone(); reason != "" {
+			l.stop(reason)
+		}
+	}
+	if l.cfg.Progress != nil {
+		st := l.st
+		l.cfg.Progress(Progress{Elapsed: time.Since(l.started), Events: st.res.Events, Bytes: st.bytes, Lost: st.res.AllLost(), Ready: st.ready})
+	}
+}
+
+func (l *loop) poll() {
+	if p, ok := l.t.(Poller); ok {
+		p.Poll(&l.st.res)
+	}
+}
+
+// stop asks the tracer to stop (once) and arms the kill timer. The
+// recording's duration ends here, not when the tracer has torn down.
+func (l *loop) stop(reason string) {
+	if l.stopping {
+		return
+	}
+	l.poll() // a tracer's kernel counters are gone once it stops
+	l.stopping, l.stoppedAt = true, time.Now()
+	l.st.res.EndReason = reason
+	l.t.Stop()
+	l.killTimer = time.After(l.cfg.Grace)
+}
+
+// finish waits for the tracer and explains the recording's end and losses.
+func (l *loop) finish() (Result, error) {
+	st := l.st
+	waitErr := l.t.Wait(&st.res)
+	if !st.ready {
+		l.helper.Kill() // the command never started
+	}
+	ended := l.endedAt
+	if l.stopping {
+		ended = l.stoppedAt
+	}
+	if st.ready && ended.After(st.readyAt) {
+		st.res.Duration = ended.Sub(st.readyAt)
+	}
+	if st.res.EndReason == "" {
+		st.res.EndReason = "tracer exited"
+	}
+	if !st.ready && l.err == nil {
+		if st.res.EndReason == "interrupted" {
+			return st.res, fmt.Errorf("interrupted before %s was ready", l.plan.Name)
+		}
+		ns := &NotStartedError{Tracer: l.plan.Name}
+		if waitErr != nil {
+			ns.Reason = waitErr.Error()
+		}
+		return st.res, ns
+	}
+	if waitErr != nil && !l.stopping {
+		st.warn(fmt.Sprintf("%s ended by itself: %v", l.plan.Name, waitErr))
+	}
+	st.res.Devices = st.describeDevices(st.res.Devices)
+	st.finishWarnings(l.plan.Name, l.plan.Remedy)
+	return st.res, l.err
+}
+
+// SelfPid is ioshape's own pid, whose I/O (the trace writer's) is never
+// the target's.
+var SelfPid = os.Getpid()

@@ -1,0 +1,203 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/parse"
+)
+
+// fakeTracer is a Tracer driven by the test: it sends what the test gives
+// it, and on Stop sends its exit records (unless it ignores Stop).
+type fakeTracer struct {
+	out         chan []parse.Record
+	exitRecords []parse.Record // sent after Stop, as a tracer prints its last counters
+	ignoreStop  bool
+	killed      chan struct{}
+	once        sync.Once
+	waited      bool
+}
+
+func newFake() *fakeTracer {
+	return &fakeTracer{out: make(chan []parse.Record, 16), killed: make(chan struct{})}
+}
+
+func (f *fakeTracer) Records() <-chan []parse.Record { return f.out }
+
+func (f *fakeTracer) Stop() {
+	if f.ignoreStop {
+		return
+	}
+	f.end(f.exitRecords)
+}
+
+func (f *fakeTracer) end(last []parse.Record) {
+	f.once.Do(func() {
+		go func() {
+			if len(last) > 0 {
+				f.out <- last
+			}
+			close(f.out)
+		}()
+	})
+}
+
+func (f *fakeTracer) Kill() {
+	close(f.killed)
+	f.end(nil)
+}
+
+func (f *fakeTracer) Wait(*Result) error { f.waited = true; return nil }
+
+type memSink struct{ events []event.Event }
+
+func (m *memSink) Write(e *event.Event) error     { m.events = append(m.events, *e); return nil }
+func (m *memSink) FlushIfDue(time.Duration) error { return nil }
+
+func runFake(t *testing.T, cfg Config, f *fakeTracer) (Result, error, time.Duration) {
+	t.Helper()
+	plan := Plan{Name: "fake", Remedy: "none", Start: func(int) (Tracer, error) { return f, nil }}
+	start := time.Now()
+	res, err := Run(context.Background(), cfg, plan, &memSink{})
+	if !f.waited {
+		t.Error("the loop did not wait for the tracer")
+	}
+	return res, err, time.Since(start)
+}
+
+// A tracer whose output fails before anything stopped it (the native ring
+// reader erroring out) still yields a non-negative duration and a reason.
+func TestLoopTracerEndsByItself(t *testing.T) {
+	f := newFake()
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		f.end(nil)
+	}()
+	res, err, _ := runFake(t, Config{Target: Target{All: true}}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Duration <= 0 || res.Duration > 5*time.Second {
+		t.Errorf("duration %v: want the time from ready to the tracer's end", res.Duration)
+	}
+	if res.EndReason != "tracer exited" {
+		t.Errorf("end reason %q", res.EndReason)
+	}
+}
+
+// A tracer that ignores SIGINT is killed after the grace period, and the
+// trace says so (fs_usage used to be left running).
+func TestLoopKillsAfterGrace(t *testing.T) {
+	f := newFake()
+	f.ignoreStop = true
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	cfg := Config{Target: Target{All: true, Duration: 50 * time.Millisecond}, Grace: 200 * time.Millisecond}
+	res, err, took := runFake(t, cfg, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.killed:
+	default:
+		t.Fatal("the tracer was not killed")
+	}
+	if took > 3*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if !hasWarning(res, "did not stop within") {
+		t.Errorf("no warning of the kill: %q", res.Warnings)
+	}
+	if res.EndReason != "duration" || res.Duration < 50*time.Millisecond || res.Duration > time.Second {
+		t.Errorf("end %q after %v: the duration ends at the stop, not the kill", res.EndReason, res.Duration)
+	}
+}
+
+// What a tracer reports on its way out (DTrace's dynamic variable drops
+// and run-time errors printed at shutdown, fs_usage's last overruns) is
+// counted like anything it said while running.
+func TestLoopDrainsExitReports(t *testing.T) {
+	f := newFake()
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	f.exitRecords = []parse.Record{
+		{Kind: parse.KindCounter, Name: parse.CounterMapFull, N: 7},
+		{Kind: parse.KindCounter, Name: parse.CounterProbeError, N: 1, Text: "dtrace: error on enabled probe ID 1"},
+		{Kind: parse.KindLost, N: 3},
+		{Kind: parse.KindWarning, Text: "said at exit"},
+	}
+	res, err, _ := runFake(t, Config{Target: Target{All: true, Duration: 20 * time.Millisecond}}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MapOverflows != 7 || res.ProbeErrors != 1 || res.Lost != 3 {
+		t.Errorf("map overflows %d, probe errors %d, lost %d: want 7, 1, 3", res.MapOverflows, res.ProbeErrors, res.Lost)
+	}
+	for _, w := range []string{"error on enabled probe", "said at exit", "lost 3 events", "1 probe actions failed", "7 in-flight"} {
+		if !hasWarning(res, w) {
+			t.Errorf("no warning %q in %q", w, res.Warnings)
+		}
+	}
+}
+
+// A tracer that ends before it is ready is an error that names it, and the
+// loop does not wait for a stop.
+func TestLoopNotStarted(t *testing.T) {
+	f := newFake()
+	f.end(nil)
+	_, err, _ := runFake(t, Config{Target: Target{All: true}}, f)
+	var ns *NotStartedError
+	if !errors.As(err, &ns) || ns.Tracer != "fake" {
+		t.Fatalf("error %v: want a NotStartedError", err)
+	}
+}
+
+// Events count from the tracer's clock at readiness; ioshape's own I/O is
+// left out.
+func TestLoopRebasesAndSkipsSelf(t *testing.T) {
+	f := newFake()
+	f.out <- []parse.Record{
+		{Kind: parse.KindReady, N: 1000},
+		{Kind: parse.KindEvent, Event: event.Event{Pid: 42, Start: 1500, End: 1700, Bytes: 4096}},
+		{Kind: parse.KindEvent, Event: event.Event{Pid: uint32(SelfPid), Start: 1600, End: 1800, Bytes: 512}},
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		f.end(nil)
+	}()
+	sink := &memSink{}
+	plan := Plan{Name: "fake", Start: func(int) (Tracer, error) { return f, nil }}
+	res, err := Run(context.Background(), Config{Target: Target{All: true}}, plan, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Events != 1 || len(sink.events) != 1 || sink.events[0].Start != 500 || sink.events[0].End != 700 {
+		t.Fatalf("events %d %+v: want one, at 500-700", res.Events, sink.events)
+	}
+}
+
+// Ctrl-C before the tracer is ready is an interruption, not a failure of
+// the tracer.
+func TestLoopInterruptedBeforeReady(t *testing.T) {
+	f := newFake()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	plan := Plan{Name: "fake", Start: func(int) (Tracer, error) { return f, nil }}
+	_, err := Run(ctx, Config{Target: Target{All: true}}, plan, &memSink{})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func hasWarning(res Result, s string) bool {
+	for _, w := range res.Warnings {
+		if strings.Contains(w, s) {
+			return true
+		}
+	}
+	return false
+}

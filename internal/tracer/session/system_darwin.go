@@ -1,0 +1,70 @@
+package session
+
+import (
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// SetParentDeathSignal does nothing: macOS has no parent-death signal.
+func SetParentDeathSignal() {}
+
+// TracerProcAttr starts a tracer in ioshape's process group.
+func TracerProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+
+// MonotonicNow reads the monotonic clock (not the wall clock, which can
+// jump).
+func MonotonicNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// KernelRelease is uname -r.
+func KernelRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// DropCaches empties the file cache with purge(8).
+func DropCaches() error {
+	syscall.Sync()
+	if out, err := exec.Command("purge").CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot empty the file cache with purge: %w %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// ProcessExists reports whether a process is alive.
+func ProcessExists(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// PidsNamed asks pgrep for processes with exactly this name.
+func PidsNamed(name string) []int {
+	out, _ := exec.Command("pgrep", "-x", name).Output()
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	return pids
+}
+
+// DescribeDevices names device numbers by their numbers: macOS has no
+// sysfs to ask.
+func DescribeDevices(devs []event.Dev) []event.Device {
+	var out []event.Device
+	for _, d := range devs {
+		out = append(out, event.Device{Major: d.Major, Minor: d.Minor, Name: d.String()})
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package session
+
+import (
+	"fmt"
+
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// SetParentDeathSignal makes the kernel kill this process when its parent dies.
+func SetParentDeathSignal() {
+	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+}
+
+// TracerProcAttr starts a tracer that gets SIGINT, and so exits cleanly,
+// if ioshape dies.
+func TracerProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
+}
+
+// MonotonicNow reads CLOCK_MONOTONIC, the clock of the kernel's trace
+// timestamps.
+func MonotonicNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// KernelRelease is the running kernel's release string.
+func KernelRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// DropCaches writes dirty data back and empties the page cache, so the
+// target's reads reach the drive as on a cold start.
+func DropCaches() error {
+	unix.Sync()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0); err != nil {
+		return fmt.Errorf("cannot drop the page cache: %w", err)
+	}
+	return nil
+}
+
+// DescribeDevices names device numbers from sysfs and the mount table.
+func DescribeDevices(devs []event.Dev) []event.Device {
+	if len(devs) == 0 {
+		return nil
+	}
+	mounts := map[string][2]string{}
+	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
+		mounts = parseMountinfo(f)
+		f.Close()
+	}
+	var out []event.Device
+	for _, d := range devs {
+		td := event.Device{Major: d.Major, Minor: d.Minor, Name: d.String()}
+		sys := fmt.Sprintf("/sys/dev/block/%d:%d", d.Major, d.Minor)
+		if real, err := filepath.EvalSymlinks(sys); err == nil {
+			td.Name = filepath.Base(real)
+			if _, err := os.Stat(filepath.Join(real, "partition")); err == nil {
+				td.Disk = filepath.Base(filepath.Dir(real))
+			}
+		}
+		if m, ok := mounts[d.String()]; ok {
+			td.Mount, td.FSType = m[0], m[1]
+			if td.Name == d.String() {
+				td.Name = m[1] + ":" + m[0]
+			}
+		}
+		out = append(out, td)
+	}
+	return out
+}
+
+// ProcessExists reports whether a process (or thread) id is alive.
+func ProcessExists(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
+}
+
+// PidsNamed lists running processes whose name (comm) is name.
+func PidsNamed(name string) []int {
+	des, _ := os.ReadDir("/proc")
+	var out []int
+	want := Comm(name)
+	for _, de := range des {
+		var pid int
+		if _, err := fmt.Sscanf(de.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", de.Name(), "comm"))
+		if err == nil && strings.TrimSpace(string(b)) == want {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
