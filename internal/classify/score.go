@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Dimension is how one aspect of a trace compares with a pattern.
@@ -62,15 +64,15 @@ func compare(t, p Shape) (float64, []Dimension) {
 	}
 	// The score is the weighted geometric mean of the similarities: one
 	// dimension far off pulls it down however well the others agree.
-	var logSum, total float64
+	sims, weights := make([]float64, len(dims)), make([]float64, len(dims))
 	out := make([]Dimension, len(dims))
 	for i, d := range dims {
 		s := similarity(dist[i], d.half)
-		logSum += d.weight * math.Log(math.Max(s, 1e-9))
-		total += d.weight
+		// A floor, so one dimension at zero does not make the mean's log -Inf.
+		sims[i], weights[i] = math.Max(s, 1e-9), d.weight
 		out[i] = Dimension{Name: d.name, Trace: texts[i][0], Pattern: texts[i][1], Similarity: round3(s), Why: why(i, dist[i], s)}
 	}
-	return round3(math.Exp(logSum / total)), out
+	return round3(stat.GeometricMean(sims, weights)), out
 }
 
 func why(i int, d, s float64) string {

@@ -153,3 +153,37 @@ func FuzzBpftrace(f *testing.F) {
 		}
 	})
 }
+
+// Raw output says which architecture recorded it ("READY arm64"), and its
+// O_DIRECT bit is that machine's, whatever machine imports it.
+func TestBpftraceReadyNamesTheArchitecture(t *testing.T) {
+	// fflags 0x10000 is O_DIRECT on arm64 (and O_LARGEFILE-ish noise on amd64).
+	line := "S 3 100 200 42 42 6 266338304 9 0 4096 4096 65536 0 fio\n"
+	for _, c := range []struct {
+		in, hostArch string
+		direct       bool
+	}{
+		{"READY arm64\n" + line, "amd64", true},
+		{"READY amd64\n" + line, "arm64", false},
+		{"READY\n" + line, "arm64", true}, // no word: the importer's --arch (here arm64)
+	} {
+		r := NewBpftraceReader(strings.NewReader(c.in), "", c.hostArch)
+		var ev *event.Event
+		for r.Scan() {
+			if r.Record().Kind == KindEvent {
+				e := r.Record().Event
+				ev = &e
+			}
+		}
+		if ev == nil {
+			t.Fatalf("%q: no event", c.in)
+		}
+		if got := ev.Flags&event.FlagDirect != 0; got != c.direct {
+			t.Errorf("%q read on %s: direct %v, want %v", c.in, c.hostArch, got, c.direct)
+		}
+	}
+	r := NewBpftraceReader(strings.NewReader("READY sparc\n"), "", "amd64")
+	if !r.Scan() || r.Record().Kind != KindError {
+		t.Errorf("an unknown architecture is not a syntax error: %+v", r.Record())
+	}
+}

@@ -105,3 +105,17 @@ func FuzzFsUsage(f *testing.F) {
 		}
 	})
 }
+
+// Times of day have hours 00–23: "25:00:00" is not a time fs_usage prints.
+func TestTimeOfDayLimits(t *testing.T) {
+	for _, ok := range []string{"00:00:00", "23:59:59.999999", "12:30:01.5"} {
+		if _, err := timeOfDay(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"24:00:00", "25:00:00", "59:59:59", "12:60:00", "12:00:60", "1:00:00"} {
+		if _, err := timeOfDay(bad); err == nil {
+			t.Errorf("%s parsed", bad)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package profile
 import (
 	"math"
 	"math/bits"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // logHist counts non-negative integers in log-linear buckets: exact below
@@ -76,24 +78,21 @@ func (h *logHist) merge(o *logHist) {
 	h.sum += o.sum
 }
 
-// quantile returns the q-quantile (0..1), clamped to the exact min and max.
+// quantile returns the q-quantile (0..1): the empirical quantile of the
+// bucket midpoints weighted by their counts, clamped to the exact min and
+// max.
 func (h *logHist) quantile(q float64) float64 {
 	if h.n == 0 {
 		return 0
 	}
-	rank := int64(math.Ceil(q * float64(h.n)))
-	if rank < 1 {
-		rank = 1
-	}
-	var seen int64
+	mids, counts := make([]float64, 0, len(h.counts)), make([]float64, 0, len(h.counts))
 	for i, c := range h.counts {
-		seen += c
-		if seen >= rank {
-			v := bucketMid(i)
-			return math.Min(math.Max(v, float64(h.min)), float64(h.max))
+		if c > 0 { // an empty first bucket would satisfy q = 0
+			mids, counts = append(mids, bucketMid(i)), append(counts, float64(c))
 		}
 	}
-	return float64(h.max)
+	v := stat.Quantile(q, stat.Empirical, mids, counts)
+	return math.Min(math.Max(v, float64(h.min)), float64(h.max))
 }
 
 func (h *logHist) mean() float64 {

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/event"
 )
 
 // Update is the -update flag of every package that has golden files.
@@ -119,3 +122,9 @@ func LargeEvents() int {
 	}
 	return 1_000_000
 }
+
+// CountSink is a recording's sink that counts the events it is given.
+type CountSink struct{ N int }
+
+func (c *CountSink) Write(*event.Event) error       { c.N++; return nil }
+func (c *CountSink) FlushIfDue(time.Duration) error { return nil }

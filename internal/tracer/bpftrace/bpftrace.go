@@ -18,9 +18,8 @@ import (
 
 // Session is a recording prepared for bpftrace.
 type Session struct {
+	session.Described
 	cfg     session.Config
-	script  session.Script
-	version string
 	seeds   []int
 	command []string // the target command with its executable resolved
 }
@@ -30,12 +29,9 @@ type Session struct {
 // Its errors are one line, for the user.
 func Prepare(cfg session.Config) (*Session, error) {
 	cfg = cfg.WithDefaults()
-	if cfg.Bpftrace == "" {
-		p, err := exec.LookPath("bpftrace")
-		if err != nil {
-			return nil, errors.New("bpftrace is not installed: install it with 'sudo apt-get install bpftrace' (Debian/Ubuntu) or 'sudo dnf install bpftrace' (Fedora)")
-		}
-		cfg.Bpftrace = p
+	var err error
+	if cfg.Bpftrace, err = session.LookTool(cfg.Bpftrace, "bpftrace", "bpftrace is not installed: install it with 'sudo apt-get install bpftrace' (Debian/Ubuntu) or 'sudo dnf install bpftrace' (Fedora)"); err != nil {
+		return nil, err
 	}
 	if err := ensureTracefs(); err != nil {
 		return nil, err
@@ -43,36 +39,22 @@ func Prepare(cfg session.Config) (*Session, error) {
 	if m := missingTracepoints(); len(m) > 0 {
 		return nil, fmt.Errorf("this kernel lacks tracepoints ioshape needs: %s", strings.Join(m, ", "))
 	}
-	s := &Session{cfg: cfg}
-	var err error
+	s := &Session{cfg: cfg, Described: session.Described{Name: "bpftrace", Limits: limits,
+		Version: session.ToolVersion(cfg.Bpftrace, "--version", "bpftrace")}}
 	if s.seeds, s.command, err = session.ResolveTargets(cfg.Target); err != nil {
 		return nil, err
 	}
-	if s.script, err = Render(cfg.Target, s.seeds, session.SelfPid); err != nil {
+	if s.Rendered, err = Render(cfg.Target, s.seeds, session.SelfPid); err != nil {
 		return nil, err
-	}
-	if out, err := exec.Command(cfg.Bpftrace, "--version").Output(); err == nil {
-		s.version = strings.TrimSpace(string(out))
 	}
 	return s, nil
 }
 
-// Backend names the tracer.
-func (s *Session) Backend() string { return "bpftrace" }
-
-// Script is the rendered tracer script.
-func (s *Session) Script() session.Script { return s.script }
-
-// BackendVersion is what the tracer said of its version.
-func (s *Session) BackendVersion() string { return s.version }
-
-// Fidelity lists what this backend cannot see.
-func (s *Session) Fidelity() []string {
-	return []string{
-		"syscall layer: memory-mapped I/O is not seen (the block layer still sees it)",
-		"syscall layer: an io_uring request counts as outstanding from submission until the kernel posts its completion, not until the application reaps it, so io_uring queue depth can read lower than the application's",
-		"block layer: requests are matched by device and sector; a request in flight when recording began or ended is counted as unmatched",
-	}
+// limits is what this backend cannot see.
+var limits = []string{
+	"syscall layer: memory-mapped I/O is not seen (the block layer still sees it)",
+	"syscall layer: an io_uring request counts as outstanding from submission until the kernel posts its completion, not until the application reaps it, so io_uring queue depth can read lower than the application's",
+	"block layer: requests are matched by device and sector; a request in flight when recording began or ended is counted as unmatched",
 }
 
 // Run records until the target ends, the duration passes, the launch goes
@@ -110,7 +92,7 @@ func (s *Session) start() (*tracer, error) {
 	// splits -c on spaces without quoting. The script goes on the command
 	// line (-e), so no file is left behind if ioshape is killed.
 	helper := fmt.Sprintf("/proc/%d/exe %s", os.Getpid(), session.HelperCommand)
-	cmd := exec.Command(cfg.Bpftrace, "-c", helper, "-e", s.script.Text)
+	cmd := exec.Command(cfg.Bpftrace, "-c", helper, "-e", s.Rendered.Text)
 	cmd.Env = append(os.Environ(),
 		"BPFTRACE_MAP_KEYS_MAX="+strconv.Itoa(cfg.MapKeys),
 		"BPFTRACE_PERF_RB_PAGES="+strconv.Itoa(cfg.PerfPages),

@@ -22,25 +22,21 @@ import (
 // §4). It waits until the script's BEGIN has fired, then runs. When SIP
 // hides the io provider, the block layer comes from fs_usage.
 type Session struct {
+	session.Described
 	cfg     session.Config
 	seeds   []int
 	command []string
-	version string
-	script  session.Script
 	fsusage string // path, for the SIP fallback
 }
 
 // Prepare checks that dtrace is there and resolves the target.
 func Prepare(cfg session.Config) (*Session, error) {
-	if cfg.DTrace == "" {
-		p, err := exec.LookPath("dtrace")
-		if err != nil {
-			return nil, errors.New("dtrace is not installed (it comes with macOS; on Linux use --backend bpftrace)")
-		}
-		cfg.DTrace = p
-	}
-	s := &Session{cfg: cfg}
 	var err error
+	if cfg.DTrace, err = session.LookTool(cfg.DTrace, "dtrace", "dtrace is not installed (it comes with macOS; on Linux use --backend bpftrace)"); err != nil {
+		return nil, err
+	}
+	s := &Session{cfg: cfg, Described: session.Described{Name: "dtrace", Limits: limits,
+		Version: session.ToolVersion(cfg.DTrace, "-V", "dtrace")}}
 	if s.seeds, s.command, err = session.ResolveTargets(cfg.Target); err != nil {
 		return nil, err
 	}
@@ -51,27 +47,18 @@ func Prepare(cfg session.Config) (*Session, error) {
 	}
 	// The script shown before recording assumes the io provider; the one run
 	// names the real target pid once the helper exists.
-	if s.script, err = render(cfg.Target, s.seeds, true); err != nil {
+	if s.Rendered, err = render(cfg.Target, s.seeds, true); err != nil {
 		return nil, err
-	}
-	s.version = "dtrace"
-	if out, err := exec.Command(cfg.DTrace, "-V").Output(); err == nil {
-		s.version = strings.TrimSpace(string(out))
 	}
 	return s, nil
 }
 
-func (s *Session) Backend() string        { return "dtrace" }
-func (s *Session) BackendVersion() string { return s.version }
-func (s *Session) Script() session.Script { return s.script }
-
-func (s *Session) Fidelity() []string {
-	return []string{
-		"dtrace: no split between queueing and the device (io:::start is the dispatch to the driver)",
-		"dtrace: block offsets are b_blkno times 4096 (the device block size is not given)",
-		"dtrace: syscalls are tied to a file descriptor, not a file: reading kernel memory for file identity fails under SIP",
-		"dtrace: memory-mapped I/O is not seen at the syscall layer",
-	}
+// limits is what this backend cannot see.
+var limits = []string{
+	"dtrace: no split between queueing and the device (io:::start is the dispatch to the driver)",
+	"dtrace: block offsets are b_blkno times 4096 (the device block size is not given)",
+	"dtrace: syscalls are tied to a file descriptor, not a file: reading kernel memory for file identity fails under SIP",
+	"dtrace: memory-mapped I/O is not seen at the syscall layer",
 }
 
 // Run records until the target ends, the duration passes, the launch goes
@@ -99,7 +86,7 @@ func (s *Session) run(ctx context.Context, sink session.Sink, block bool) (res s
 			if err != nil {
 				return nil, err
 			}
-			s.script = script
+			s.Rendered = script
 			t, err = s.start(script)
 			return t, err
 		},

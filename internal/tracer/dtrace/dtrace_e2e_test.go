@@ -9,14 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracer/session"
 )
-
-type countSink struct{ n int }
-
-func (c *countSink) Write(*event.Event) error       { c.n++; return nil }
-func (c *countSink) FlushIfDue(time.Duration) error { return nil }
 
 // What dtrace prints on its way out — dynamic variable drops, run-time
 // errors — is counted like what it prints while running.
@@ -30,7 +25,7 @@ func TestExitMessagesCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run(context.Background(), &countSink{})
+	res, err := s.Run(context.Background(), &testutil.CountSink{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,39 +162,31 @@ func (p *Proc) Devices() []event.Device {
 
 // Session records the block layer with fs_usage alone.
 type Session struct {
+	session.Described
 	cfg     session.Config
 	command []string
 }
 
 // Prepare checks that fs_usage is there and resolves the target.
 func Prepare(cfg session.Config) (*Session, error) {
-	if cfg.FsUsage == "" {
-		p, err := exec.LookPath("fs_usage")
-		if err != nil {
-			return nil, errors.New("fs_usage is not installed (it comes with macOS)")
-		}
-		cfg.FsUsage = p
+	var err error
+	if cfg.FsUsage, err = session.LookTool(cfg.FsUsage, "fs_usage", "fs_usage is not installed (it comes with macOS)"); err != nil {
+		return nil, err
 	}
 	_, command, err := session.ResolveTargets(cfg.Target)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{cfg: cfg, command: command}, nil
+	script := session.Script{Name: "fs_usage " + strings.Join(Args(cfg.Target, command), " ")}
+	return &Session{cfg: cfg, command: command, Described: session.Described{Name: "fsusage", Version: "fs_usage", Rendered: script, Limits: limits}}, nil
 }
 
-func (s *Session) Backend() string        { return "fsusage" }
-func (s *Session) BackendVersion() string { return "fs_usage" }
-func (s *Session) Script() session.Script {
-	return session.Script{Name: "fs_usage " + strings.Join(Args(s.cfg.Target, s.command), " ")}
-}
-
-func (s *Session) Fidelity() []string {
-	return []string{
-		"fs_usage: the block layer only (no syscall layer, so no requested queue depth)",
-		"fs_usage: no split between queueing and the device; issue time is completion minus elapsed time",
-		"fs_usage: offsets are device block numbers times 4096, not file offsets",
-		"fs_usage: it filters by pid or command name and cannot follow children with other names; it prints thread IDs, so processes are grouped by name",
-	}
+// limits is what this backend cannot see.
+var limits = []string{
+	"fs_usage: the block layer only (no syscall layer, so no requested queue depth)",
+	"fs_usage: no split between queueing and the device; issue time is completion minus elapsed time",
+	"fs_usage: offsets are device block numbers times 4096, not file offsets",
+	"fs_usage: it filters by pid or command name and cannot follow children with other names; it prints thread IDs, so processes are grouped by name",
 }
 
 // settle is how long fs_usage is given to start before the command runs:

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracer/session"
 )
 
@@ -27,11 +27,6 @@ func fake(t *testing.T, env ...string) session.Config {
 	return session.Config{FsUsage: bin, Target: session.Target{All: true, Duration: 300 * time.Millisecond}, Grace: 500 * time.Millisecond}
 }
 
-type countSink struct{ n int }
-
-func (c *countSink) Write(*event.Event) error       { c.n++; return nil }
-func (c *countSink) FlushIfDue(time.Duration) error { return nil }
-
 // Overruns fs_usage reports on its way out are counted, every one: the
 // count flows through the loop, not a variable read while stderr is still
 // being read.
@@ -42,7 +37,7 @@ func TestOverrunsAtExitAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		res, err := s.Run(context.Background(), &countSink{})
+		res, err := s.Run(context.Background(), &testutil.CountSink{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +58,7 @@ func TestKilledAfterGrace(t *testing.T) {
 	start := time.Now()
 	done := make(chan session.Result, 1)
 	go func() {
-		res, _ := s.Run(context.Background(), &countSink{})
+		res, _ := s.Run(context.Background(), &testutil.CountSink{})
 		done <- res
 	}()
 	select {

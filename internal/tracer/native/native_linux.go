@@ -29,13 +29,12 @@ import (
 // (dscripts/ebpf/ioshape.bpf.c): loaded with cilium/ebpf, binary records
 // through a ring buffer straight into the trace writer, no text anywhere.
 type Session struct {
+	session.Described
 	cfg     session.Config
 	seeds   []int
 	command []string
 	coll    *ebpf.Collection
 	objs    ioshapeObjects
-	script  session.Script
-	version string
 }
 
 // btfPath is where the kernel publishes its BTF (a variable for tests).
@@ -59,10 +58,9 @@ func Prepare(cfg session.Config) (*Session, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	s := &Session{cfg: cfg, seeds: seeds, command: command,
-		version: "native eBPF (cilium/ebpf)"}
 	sum := sha256.Sum256(_IoshapeBytes)
-	s.script = session.Script{Name: "ioshape.bpf.c (" + runtime.GOARCH + " object)", SHA256: hex.EncodeToString(sum[:])}
+	s := &Session{cfg: cfg, seeds: seeds, command: command, Described: session.Described{Name: "native", Version: "native eBPF (cilium/ebpf)", Limits: limits}}
+	s.Rendered = session.Script{Name: "ioshape.bpf.c (" + runtime.GOARCH + " object)", SHA256: hex.EncodeToString(sum[:])}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -158,15 +156,10 @@ func boolByte(b bool) uint8 {
 	return 0
 }
 
-func (s *Session) Backend() string        { return "native" }
-func (s *Session) BackendVersion() string { return s.version }
-func (s *Session) Script() session.Script { return s.script }
-
-func (s *Session) Fidelity() []string {
-	return []string{
-		"syscall layer: memory-mapped I/O is not seen (the block layer still sees its I/O)",
-		"block layer: a request in flight when recording began or ended is counted as unmatched",
-	}
+// limits is what this backend cannot see.
+var limits = []string{
+	"syscall layer: memory-mapped I/O is not seen (the block layer still sees its I/O)",
+	"block layer: a request in flight when recording began or ended is counted as unmatched",
 }
 
 // nativeTracepointArgs are the required tracepoints and how many arguments

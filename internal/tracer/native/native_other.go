@@ -10,7 +10,7 @@ import (
 )
 
 // Session is never made here: the native backend needs Linux.
-type Session struct{}
+type Session struct{ session.Described }
 
 // Available is false: the native backend needs Linux.
 func Available() bool { return false }
@@ -23,7 +23,3 @@ func Prepare(session.Config) (*Session, error) {
 func (*Session) Run(context.Context, session.Sink) (session.Result, error) {
 	return session.Result{}, errors.New("the native backend runs on Linux only")
 }
-func (*Session) Backend() string        { return "native" }
-func (*Session) BackendVersion() string { return "" }
-func (*Session) Script() session.Script { return session.Script{} }
-func (*Session) Fidelity() []string     { return nil }

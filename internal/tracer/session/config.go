@@ -3,6 +3,8 @@ package session
 import (
 	"io"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -103,6 +105,30 @@ type Script struct {
 	Name   string
 	Text   string
 	SHA256 string
+}
+
+// Described is what a prepared recording says of itself, for the trace's
+// header; every backend's session embeds it.
+type Described struct {
+	Name     string   // the backend
+	Version  string   // what the tracer said of its version
+	Rendered Script   // the script it runs (updated when it is rendered for the real target)
+	Limits   []string // what the backend cannot see, for the user
+}
+
+func (d *Described) Backend() string        { return d.Name }
+func (d *Described) BackendVersion() string { return d.Version }
+func (d *Described) Script() Script         { return d.Rendered }
+func (d *Described) Fidelity() []string     { return d.Limits }
+
+// ToolVersion is what a tracer prints of its version (its first line), or
+// fallback if it says nothing.
+func ToolVersion(path, flag, fallback string) string {
+	out, err := exec.Command(path, flag).Output()
+	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+		return v
+	}
+	return fallback
 }
 
 // Comm is what the kernel keeps of a process name: at most 15 bytes.

@@ -100,6 +100,10 @@ func RunHelper() error {
 	return nil
 }
 
+// helperExecutable is ioshape's own binary, which doubles as the helper (a
+// variable for tests).
+var helperExecutable = os.Executable
+
 // Helper is the helper started by ioshape itself (for the backends whose
 // tracer does not start the command): it waits for Release before running
 // the command, and reports through a status pipe.
@@ -116,7 +120,7 @@ func StartHelper(cfg Config, command []string) (*Helper, error) {
 	if err != nil {
 		return nil, err
 	}
-	exe, err := os.Executable()
+	exe, err := helperExecutable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find ioshape's own executable: %w", err)
 	}

@@ -139,11 +139,7 @@ func (l *loop) run(ctx context.Context) {
 			}
 			l.consume(batch)
 		case line, ok := <-status:
-			if !ok {
-				status = nil
-				break
-			}
-			l.onStatus(line)
+			status = l.takeStatus(status, line, ok)
 		case <-tick.C:
 			l.onTick()
 		case <-l.stopTimer:
@@ -164,15 +160,21 @@ func (l *loop) run(ctx context.Context) {
 	for status != nil {
 		select {
 		case line, ok := <-status:
-			if !ok {
-				status = nil
-				break
-			}
-			l.onStatus(line)
+			status = l.takeStatus(status, line, ok)
 		default:
 			status = nil
 		}
 	}
+}
+
+// takeStatus takes one read of the status channel: the channel to keep
+// reading, nil once it has closed.
+func (l *loop) takeStatus(ch <-chan string, line string, ok bool) <-chan string {
+	if !ok {
+		return nil
+	}
+	l.onStatus(line)
+	return ch
 }
 
 func (l *loop) fail(err error) {

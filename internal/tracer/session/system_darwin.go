@@ -7,8 +7,6 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ioshape/ioshape/internal/event"
 )
 
@@ -17,23 +15,6 @@ func SetParentDeathSignal() {}
 
 // TracerProcAttr starts a tracer in ioshape's process group.
 func TracerProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
-
-// MonotonicNow reads the monotonic clock (not the wall clock, which can
-// jump).
-func MonotonicNow() int64 {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
-
-// KernelRelease is uname -r.
-func KernelRelease() string {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return ""
-	}
-	return unix.ByteSliceToString(u.Release[:])
-}
 
 // DropCaches empties the file cache with purge(8).
 func DropCaches() error {

@@ -24,23 +24,6 @@ func TracerProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
 }
 
-// MonotonicNow reads CLOCK_MONOTONIC, the clock of the kernel's trace
-// timestamps.
-func MonotonicNow() int64 {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
-
-// KernelRelease is the running kernel's release string.
-func KernelRelease() string {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return ""
-	}
-	return unix.ByteSliceToString(u.Release[:])
-}
-
 // DropCaches writes dirty data back and empties the page cache, so the
 // target's reads reach the drive as on a cold start.
 func DropCaches() error {

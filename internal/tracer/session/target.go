@@ -78,6 +78,19 @@ func (t Target) Validate() error {
 	return nil
 }
 
+// LookTool finds a tracer's executable: path if the user gave one, else
+// name in PATH; missing is the one-line message when it is not there.
+func LookTool(path, name, missing string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", errors.New(missing)
+	}
+	return p, nil
+}
+
 // ResolveTargets checks the pids and names a target gives and resolves its
 // command: seeds are the processes to follow from the start.
 func ResolveTargets(t Target) (seeds []int, command []string, err error) {
