@@ -27,14 +27,32 @@ type Watch func(Pass) (done func())
 // enough to stop within a second, rarely enough to cost nothing.
 const checkEvery = 1 << 14
 
+// Tail says how a trace ended: whether the recording finished, and what
+// was cut from an unfinished one.
+type Tail struct {
+	Incomplete bool
+	Cut        string // what the reader left out, for the user
+}
+
+// Warnings are what the user is told of a trace's end.
+func (t Tail) Warnings() []string {
+	var w []string
+	if t.Incomplete {
+		w = append(w, unfinished)
+	}
+	if t.Cut != "" {
+		w = append(w, t.Cut)
+	}
+	return w
+}
+
 // Events calls fn for every event of the trace at path, in file order,
 // until fn fails or ctx is cancelled (the error is then ctx's). meta is the
-// trace's header and, if it finished, footer; incomplete says the
-// recording did not finish.
-func Events(ctx context.Context, path, what string, watch Watch, fn func(*event.Event) error) (meta tracefile.Meta, incomplete bool, err error) {
+// trace's header and, if it finished, footer.
+func Events(ctx context.Context, path, what string, watch Watch, fn func(*event.Event) error) (meta tracefile.Meta, tail Tail, err error) {
 	r, err := tracefile.Open(path)
 	if err != nil {
-		return tracefile.Meta{}, false, err
+		return tracefile.Meta{}, Tail{}, err
 	}
 	defer r.Close()
 	if watch != nil {
@@ -42,13 +60,13 @@ func Events(ctx context.Context, path, what string, watch Watch, fn func(*event.
 	}
 	for n := 0; r.Next(); n++ {
 		if n%checkEvery == 0 && ctx.Err() != nil {
-			return r.Meta(), r.Incomplete(), ctx.Err()
+			return r.Meta(), Tail{}, ctx.Err()
 		}
 		if err := fn(r.Event()); err != nil {
-			return r.Meta(), r.Incomplete(), err
+			return r.Meta(), Tail{}, err
 		}
 	}
-	return r.Meta(), r.Incomplete(), r.Err()
+	return r.Meta(), Tail{Incomplete: r.Incomplete(), Cut: r.CutNote()}, r.Err()
 }
 
 // Meta reads a trace's header and footer without reading its events.
@@ -68,7 +86,7 @@ func Profile(ctx context.Context, path string, opts profile.Options, watch Watch
 		opts.Devices = meta.Footer.Devices
 	}
 	b := profile.NewBuilder(opts)
-	meta, incomplete, err := Events(ctx, path, "reading", watch, func(e *event.Event) error {
+	meta, tail, err := Events(ctx, path, "reading", watch, func(e *event.Event) error {
 		b.Add(e)
 		return nil
 	})
@@ -76,9 +94,7 @@ func Profile(ctx context.Context, path string, opts profile.Options, watch Watch
 		return meta, nil, err
 	}
 	p := b.Finish()
-	if incomplete {
-		p.Warnings = append(p.Warnings, unfinished)
-	}
+	p.Warnings = append(p.Warnings, tail.Warnings()...)
 	return meta, p, nil
 }
 

@@ -143,7 +143,8 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	return res, nil
 }
 
-// malformed notes a bad line; the first few are kept with their numbers.
+// malformed notes a bad line; the first few are kept with their file and
+// line numbers, the rest counted (see the footer's parse errors).
 func (s *importStats) malformedLine(err *parse.SyntaxError) {
 	s.malformed++
 	if s.malformed <= 10 {
@@ -164,10 +165,12 @@ func importFsUsage(r io.Reader, file string, blockSize int64, sink func(*event.E
 			st.skipped++
 		case parse.KindLost:
 			st.lost++ // one overrun: fs_usage dropped an unknown number of events
-			st.warnings = append(st.warnings, "fs_usage reported a buffer overrun: events were dropped")
 		case parse.KindError:
 			st.malformedLine(rec.Err)
 		}
+	}
+	if st.lost > 0 { // one warning, however many overruns
+		st.warnings = append(st.warnings, fmt.Sprintf("fs_usage reported %d buffer overruns: events were dropped (an unknown number each time)", st.lost))
 	}
 	for i, name := range p.Devices() {
 		st.devices = append(st.devices, event.Device{Major: 0, Minor: uint32(i + 1), Name: name})

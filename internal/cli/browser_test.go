@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,10 +228,35 @@ func startServe(t *testing.T, env []string, args ...string) (string, *exec.Cmd, 
 		t.Fatalf("serve printed nothing: %v; stderr: %s", err, errb.String())
 	}
 	f := strings.Fields(line)
-	if len(f) < 2 || !strings.HasPrefix(f[1], "http://127.0.0.1:") {
-		t.Fatalf("serve printed %q", line)
+	if len(f) < 2 || !strings.HasPrefix(f[1], "http://127.0.0.1:") || !strings.Contains(f[1], "/?token=") {
+		t.Fatalf("serve printed %q, want a sign-in URL", line)
 	}
-	return strings.TrimSuffix(f[1], "/"), c, &errb
+	base, _, _ := strings.Cut(f[1], "/?token=")
+	signInURLs.Store(base, f[1])
+	// Go clients in these tests sign in once, as a browser does: the cookie
+	// stays in the default client's jar.
+	res, err := http.Get(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("signing in with %s: %s", f[1], res.Status)
+	}
+	return base, c, &errb
+}
+
+// signInURLs maps a daemon's base URL to the sign-in URL it printed.
+var signInURLs sync.Map
+
+func signInURL(base string) string {
+	u, _ := signInURLs.Load(base)
+	return u.(string)
+}
+
+func init() {
+	jar, _ := cookiejar.New(nil)
+	http.DefaultClient.Jar = jar
 }
 
 // storeWithTraces makes a store holding copies of the real trace.
@@ -255,7 +282,8 @@ func TestBrowserDaemonPages(t *testing.T) {
 	base, _, _ := startServe(t, nil, "--store", st)
 	b := newBrowser(t, chrome)
 
-	b.open(t, base+"/", "daemon-list", 0)
+	// Signing in through the printed URL leads to the list.
+	b.open(t, signInURL(base), "daemon-list", 0)
 	rows, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.querySelectorAll("#traces tbody tr[data-id]").length`))
 	if err != nil || rows != 2 {
 		t.Fatalf("trace list has %d rows (%v), want 2", rows, err)

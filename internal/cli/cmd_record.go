@@ -34,6 +34,7 @@ type recordOptions struct {
 	perfPages int
 	json      bool
 	raw       string
+	keep      bool
 }
 
 func newRecordCommand(g *globals) *cobra.Command {
@@ -62,6 +63,7 @@ func newRecordCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.launch, "launch", false, "app launch: stop once the target's I/O has been idle for --quiet")
 	f.DurationVar(&o.quiet, "quiet", 2*time.Second, "with --launch: the idle period that ends the recording")
 	f.BoolVar(&o.cold, "cold", false, "sync and drop the page cache first, as after a reboot")
+	f.BoolVar(&o.keep, "keep-running", false, "leave the command running if the recording stops first (by default it is stopped with it)")
 	f.StringVarP(&o.label, "label", "l", "", "a name for the trace")
 	f.StringVarP(&o.output, "output", "o", "", "write the trace to this file instead of the store")
 	f.StringVar(&o.backend, "backend", "auto", "tracer: auto (native eBPF on Linux, DTrace on macOS), native, bpftrace, dtrace or fsusage")
@@ -86,7 +88,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	}
 	target := tracer.Target{
 		Command: args, Pids: o.pids, Names: o.names, WaitForNames: o.wait, All: o.all,
-		Duration: o.duration, Launch: o.launch, Quiet: o.quiet, Cold: o.cold,
+		Duration: o.duration, Launch: o.launch, Quiet: o.quiet, Cold: o.cold, KeepRunning: o.keep,
 	}
 	if !o.launch {
 		target.Quiet = 0
@@ -122,7 +124,13 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	if err != nil {
 		return err
 	}
-	return printRecorded(g, o, id, path, res)
+	if err := printRecorded(g, o, id, path, res); err != nil {
+		return err
+	}
+	if res.ExitStatus != nil && *res.ExitStatus != 0 {
+		return exitStatus(*res.ExitStatus)
+	}
+	return nil
 }
 
 func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Result) error {
@@ -130,6 +138,7 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 		out := map[string]any{
 			"id": id, "path": path, "events": res.Events, "lost_events": recorder.Lost(res), "unfinished_requests": res.Unfinished,
 			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
+			"command_end": res.CommandEnd,
 		}
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
@@ -140,6 +149,9 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 		fmt.Fprintf(g.stderr, ", LOST %s events", report.Count(lost))
 	}
 	fmt.Fprintln(g.stderr)
+	if res.CommandEnd != "" {
+		fmt.Fprintf(g.stderr, "the command was %s\n", res.CommandEnd)
+	}
 	if res.ExitStatus != nil && *res.ExitStatus != 0 {
 		fmt.Fprintf(g.stderr, "the command exited with status %d\n", *res.ExitStatus)
 	}

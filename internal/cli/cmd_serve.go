@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -74,23 +75,32 @@ func runServe(cmd *cobra.Command, g *globals, o *serveOptions) error {
 		return fmt.Errorf("cannot listen on %s: %w", o.addr, err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
+	if err := st.Ensure(); err != nil {
+		return err
+	}
 	srv := server.New(server.Config{
 		Store: st, Addr: o.addr, AllowHosts: o.allowHosts, CanRecord: os.Geteuid() == 0, RunAs: runAsUser, Owner: owner,
-		Backend: o.backend, ToolVersion: Version,
+		Backend: o.backend, ToolVersion: Version, TokenFile: filepath.Join(st.Dir, "serve-token"),
 		Logf: func(format string, args ...any) { fmt.Fprintf(g.stderr, format+"\n", args...) },
 	}, port)
+	if err := srv.WriteTokenFile(); err != nil {
+		l.Close()
+		return err
+	}
 	if !server.IsLoopback(host) {
-		fmt.Fprintf(g.stderr, "warning: listening on %s, beyond this machine: anyone who can reach it can read your traces", o.addr)
+		fmt.Fprintf(g.stderr, "warning: listening on %s, beyond this machine: the token in the URL below is all that guards your traces", o.addr)
 		if os.Geteuid() == 0 {
-			fmt.Fprint(g.stderr, " and, with the page's token, start recordings as root")
+			fmt.Fprint(g.stderr, " and root recordings")
 		}
-		fmt.Fprintln(g.stderr)
+		fmt.Fprintln(g.stderr, "; it travels unencrypted")
 	}
 	urlHost := host
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		urlHost = "127.0.0.1"
 	}
-	fmt.Fprintf(g.stdout, "serving http://%s/ (Ctrl-C to stop)\n", net.JoinHostPort(urlHost, strconv.Itoa(port)))
+	// The sign-in URL, as Jupyter prints it; the token is also in the token
+	// file, readable only by the daemon's owner.
+	fmt.Fprintf(g.stdout, "serving http://%s/?token=%s (Ctrl-C to stop)\n", net.JoinHostPort(urlHost, strconv.Itoa(port)), srv.Secret())
 	if f, ok := g.stdout.(*os.File); ok {
 		f.Sync()
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -24,6 +26,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	if urls := os.Getenv("IOSHAPE_TEST_HTTP_CLIENT"); urls != "" {
+		os.Exit(httpClientMain(urls))
 	}
 	if os.Getenv("IOSHAPE_AS_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -87,4 +92,31 @@ func singleLine(t *testing.T, stderr string) string {
 		t.Fatalf("stack trace in error: %q", stderr)
 	}
 	return s
+}
+
+// httpClientMain makes requests as whatever user runs it (tests run a copy
+// of this binary as another local user) and prints "METHOD URL STATUS" for
+// each: "GET URL" or "POST URL" entries separated by newlines, with the
+// bearer token from IOSHAPE_TEST_BEARER if set.
+func httpClientMain(spec string) int {
+	for _, line := range strings.Split(spec, "\n") {
+		method, url, _ := strings.Cut(line, " ")
+		req, err := http.NewRequest(method, url, strings.NewReader(`{"mode":"all","duration":"1s"}`))
+		if err != nil {
+			fmt.Println(line, "error", err)
+			continue
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if b := os.Getenv("IOSHAPE_TEST_BEARER"); b != "" {
+			req.Header.Set("Authorization", "Bearer "+b)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Println(line, "error", err)
+			continue
+		}
+		res.Body.Close()
+		fmt.Println(line, res.StatusCode)
+	}
+	return 0
 }

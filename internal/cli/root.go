@@ -68,6 +68,12 @@ func (g *globals) printTracePath(id, path string) {
 // usageError marks errors in how a command was called (exit status 2).
 type usageError struct{ error }
 
+// exitStatus ends ioshape with a status and no message: record's traced
+// command failed, and record exits as it did (as time and strace do).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ioshape",
@@ -115,6 +121,10 @@ func Main(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) 
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	var es exitStatus
+	if errors.As(err, &es) {
+		return int(es)
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "ioshape: interrupted")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/server"
+	"github.com/ioshape/ioshape/internal/testutil"
 )
 
 // These tests record real I/O through the daemon's API, as the browser's
@@ -221,5 +222,137 @@ func TestServeShutdownFinishesRecording(t *testing.T) {
 	s := showJSON(t, store, st.ID)
 	if !s.Trace.Complete || s.Trace.Events == 0 {
 		t.Errorf("trace after shutdown: complete=%v events=%d end=%q", s.Trace.Complete, s.Trace.Events, s.Trace.EndReason)
+	}
+}
+
+// A recording whose trace file cannot be made fails with one message, and
+// gives back both the recording slot (the next request is not told one is
+// running) and the tracer's kernel resources (no eBPF program stays
+// loaded until the garbage collector runs).
+func TestServeFailedStartReleasesEverything(t *testing.T) {
+	requireTracing(t)
+	store := t.TempDir()
+	d := startDaemon(t, store)
+	defer d.cmd.Process.Signal(syscall.SIGTERM)
+	// The traces directory becomes a file: no trace path can be made.
+	os.RemoveAll(filepath.Join(store, "traces"))
+	if err := os.WriteFile(filepath.Join(store, "traces"), []byte("in the way"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		code, _ := d.post(t, "/api/recordings", map[string]any{"mode": "all", "duration": "1s"})
+		if code != http.StatusInternalServerError {
+			t.Fatalf("attempt %d: status %d, want 500 (and never 409: the slot must be free again)", i+1, code)
+		}
+	}
+	if testBackend == "native" {
+		deadline := time.Now().Add(5 * time.Second) // the kernel frees programs shortly after the last close
+		for left := tracerLeft(t); left != ""; left = tracerLeft(t) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after the failed start: %s", left)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// A second local user can neither read a page, read the API nor start a
+// recording on a root daemon — not even holding the secret, which it
+// cannot read from the token file anyway; the owner signs in with the
+// printed URL.
+func TestServeRefusesOtherLocalUsers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testutil.Unavailable(t, "running a client as another user needs root")
+	}
+	store := storeWithTraces(t, "abc234")
+	base, _, _ := startServe(t, nil, "--store", store)
+	secret, err := os.ReadFile(filepath.Join(store, "serve-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(store, "serve-token")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v", fi.Mode().Perm())
+	}
+	// A copy of this binary that user nobody may run.
+	dir, err := os.MkdirTemp("", "ioshape-client-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	self, _ := os.Executable()
+	bin, _ := os.ReadFile(self)
+	client := filepath.Join(dir, "client")
+	if err := os.WriteFile(client, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	asNobody := func(env ...string) string {
+		c := exec.Command(client)
+		c.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("client as nobody: %v %s", err, out)
+		}
+		return string(out)
+	}
+	reqs := strings.Join([]string{"GET " + base + "/", "GET " + base + "/api/traces", "GET " + base + "/traces/abc234",
+		"GET " + base + "/?token=" + strings.TrimSpace(string(secret)), "POST " + base + "/api/recordings"}, "\n")
+	for _, env := range [][]string{nil, {"IOSHAPE_TEST_BEARER=" + strings.TrimSpace(string(secret))}} {
+		out := asNobody(append(env, "IOSHAPE_TEST_HTTP_CLIENT="+reqs)...)
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if !strings.HasSuffix(line, " 403") {
+				t.Errorf("as nobody (%v): %s, want 403", env, line)
+			}
+		}
+	}
+	// nobody cannot read the secret.
+	c := exec.Command("cat", filepath.Join(store, "serve-token"))
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := c.CombinedOutput(); err == nil {
+		t.Errorf("nobody read the token file: %s", out)
+	}
+	// The owner (here root, who started it) is in, through the printed URL.
+	res, err := http.Get(base + "/api/traces")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the owner after signing in: %v %v", res.Status, err)
+	}
+	res.Body.Close()
+}
+
+// The daemon's stop button ends the command it started, and once the
+// recording is over its eBPF programs and maps are closed — not left to
+// the garbage collector, which kept ~40 MB of locked kernel memory.
+func TestServeStopEndsCommandAndReleasesTracer(t *testing.T) {
+	requireTracing(t)
+	store := t.TempDir()
+	d := startDaemon(t, store, "--run-as", "nobody")
+	defer d.cmd.Process.Signal(syscall.SIGTERM)
+	arg, pattern := uniqueSleep(t)
+	code, st := d.post(t, "/api/recordings", map[string]any{"mode": "command", "command": []string{"sleep", arg}})
+	if code != http.StatusCreated {
+		t.Fatalf("start: %d %+v", code, st)
+	}
+	if !started(pattern, 10*time.Second) {
+		t.Fatal("the command did not start")
+	}
+	if code, _ := d.post(t, "/api/recordings/"+st.ID+"/stop", map[string]any{}); code != http.StatusAccepted {
+		t.Fatalf("stop: %d", code)
+	}
+	_, done := d.follow(t, st.ID, nil)
+	if done.Running || done.EndReason != "interrupted" {
+		t.Errorf("done: %+v", done)
+	}
+	if !gone(pattern, 6*time.Second) {
+		t.Error("the command outlived the daemon's stop")
+	}
+	if testBackend == "native" {
+		deadline := time.Now().Add(5 * time.Second)
+		for left := tracerLeft(t); left != ""; left = tracerLeft(t) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after the recording: %s", left)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }

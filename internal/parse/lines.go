@@ -3,13 +3,18 @@ package parse
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 )
+
+// maxLine is the longest line a parser reads; a longer one (no tracer
+// writes one) is skipped and reported in-band, in constant memory.
+const maxLine = 1 << 20
 
 // lineScanner is what every tracer-output reader shares: lines in, one
 // Record per non-blank line, a bad line as an in-band *SyntaxError.
 type lineScanner struct {
-	sc   *bufio.Scanner
+	br   *bufio.Reader
 	file string
 	line int
 	rec  Record
@@ -17,17 +22,27 @@ type lineScanner struct {
 }
 
 func newLineScanner(r io.Reader, file string) lineScanner {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	return lineScanner{sc: sc, file: file}
+	return lineScanner{br: bufio.NewReaderSize(r, maxLine), file: file}
 }
 
 // scan reads the next non-blank line into rec with parse, which fills rec
 // and returns a message for a line it cannot read.
 func (l *lineScanner) scan(parse func([]byte) string) bool {
-	for l.sc.Scan() {
+	for {
+		b, err := l.br.ReadSlice('\n')
+		if len(b) == 0 && err != nil {
+			if !errors.Is(err, io.EOF) {
+				l.err = err
+			}
+			return false
+		}
 		l.line++
-		b := l.sc.Bytes()
+		if errors.Is(err, bufio.ErrBufferFull) {
+			l.skipRest()
+			l.rec = Record{Kind: KindError, Err: &SyntaxError{File: l.file, Line: l.line, Msg: "line longer than 1 MiB: skipped"}}
+			return true
+		}
+		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
@@ -37,8 +52,19 @@ func (l *lineScanner) scan(parse func([]byte) string) bool {
 		}
 		return true
 	}
-	l.err = l.sc.Err()
-	return false
+}
+
+// skipRest discards the rest of an overlong line.
+func (l *lineScanner) skipRest() {
+	for {
+		_, err := l.br.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if err != nil && !errors.Is(err, io.EOF) {
+				l.err = err
+			}
+			return
+		}
+	}
 }
 
 // Record returns the record read by the last Scan.

@@ -160,6 +160,21 @@ type SizeBucket struct {
 	Bytes int64 `json:"bytes"`
 }
 
+// mergeCounts is merge for folding a device into "other", many times over:
+// a fit sample that holds every I/O it saw is added point by point rather
+// than re-thinned.
+func (a *layerAgg) mergeCounts(d *layerAgg) {
+	if d.fit.seen == int64(len(d.fit.x)) {
+		fit := d.fit
+		d.fit = newFitSampler()
+		defer func() { d.fit = fit }()
+		for i := range fit.x {
+			a.fit.add(int64(fit.x[i]), int64(fit.y[i]))
+		}
+	}
+	a.merge(d)
+}
+
 // merge takes in a device aggregate's per-event statistics.
 func (a *layerAgg) merge(d *layerAgg) {
 	for k, c := range d.sizes {

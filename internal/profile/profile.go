@@ -47,6 +47,8 @@ type DeviceProfile struct {
 	Mount   string `json:"mount,omitempty"`
 	Block   *Layer `json:"block,omitempty"`
 	Syscall *Layer `json:"syscall,omitempty"`
+	// Folded, on the "other" device, is how many devices it sums.
+	Folded int `json:"folded_devices,omitempty"`
 }
 
 // Process is one process's I/O.
@@ -110,6 +112,11 @@ type Builder struct {
 	devByNum   map[event.Dev]event.Device
 	seenEvents int64
 	series     *seriesBuilder
+	// Bounded detail (limits.go): devices with their own aggregate per
+	// layer, and how many were folded into "other".
+	devCount    [2]int
+	folded      [2]int
+	foldedProcs int
 }
 
 // NewBuilder returns an empty Builder.
@@ -165,6 +172,7 @@ func (b *Builder) countProcess(e *event.Event) {
 	if p == nil || p.Pid != e.Pid {
 		p = b.procs[e.Pid]
 		if p == nil {
+			b.makeRoomForProcess()
 			p = &Process{Pid: e.Pid}
 			b.procs[e.Pid] = p
 		}
@@ -212,8 +220,10 @@ func (b *Builder) devAgg(k devKey) *layerAgg {
 	}
 	d := b.devs[k]
 	if d == nil {
+		b.makeRoomForDevice(k.layer)
 		d = newLayerAgg(k.layer == event.Block, false)
 		b.devs[k] = d
+		b.devCount[k.layer]++
 	}
 	b.lastKey, b.lastAgg = k, d
 	return d
@@ -269,6 +279,7 @@ func (b *Builder) Finish() *Profile {
 	if p.PageCache.SyscallReadBytes > 0 {
 		p.PageCache.ReadsFromCache = round3(1 - float64(p.PageCache.BlockReadBytes)/float64(p.PageCache.SyscallReadBytes))
 	}
+	p.Warnings = append(p.Warnings, b.foldedWarnings()...)
 	if p.LateEvents > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d events arrived more than %v out of order; queue depth around them is approximate", p.LateEvents, b.opts.Window))
 	}
@@ -283,6 +294,10 @@ func (b *Builder) deviceProfiles() []DeviceProfile {
 			dp = &DeviceProfile{Major: k.dev.Major, Minor: k.dev.Minor, Device: k.dev.String()}
 			if d, ok := b.devByNum[k.dev]; ok {
 				dp.Device, dp.Mount = d.Name, d.Mount
+			}
+			if k.dev == otherDev {
+				dp.Device = "other"
+				dp.Folded = b.folded[k.layer]
 			}
 			byDev[k.dev] = dp
 		}

@@ -282,11 +282,28 @@ func (s *seriesBuilder) add(e *event.Event) {
 	if e.Layer == event.Block {
 		g := s.grids[e.Dev]
 		if g == nil {
+			s.makeRoomForGrid()
 			g = newOffsetGrid()
 			s.grids[e.Dev] = g
 		}
 		g.add(e.Start, e.Offset, e.Op == event.Write)
 	}
+}
+
+// makeRoomForGrid drops the offset map of the quietest device when the
+// table is full: only the busiest are ever plotted.
+func (s *seriesBuilder) makeRoomForGrid() {
+	if len(s.grids) < maxOffsetMap {
+		return
+	}
+	var quietest event.Dev
+	var fewest int64 = -1
+	for d, g := range s.grids {
+		if fewest < 0 || g.ios < fewest || g.ios == fewest && (d.Major < quietest.Major || d.Major == quietest.Major && d.Minor < quietest.Minor) {
+			quietest, fewest = d, g.ios
+		}
+	}
+	delete(s.grids, quietest)
 }
 
 func (s *seriesBuilder) result(lat [2]*logHist, names map[event.Dev]string) *Series {

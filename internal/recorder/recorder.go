@@ -66,7 +66,7 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	footer := tracefile.Footer{
 		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
 		ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished, UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors,
-		Warnings: res.Warnings, EndReason: res.EndReason, ExitStatus: res.ExitStatus, Devices: res.Devices,
+		Warnings: res.Warnings, EndReason: res.EndReason, ExitStatus: res.ExitStatus, CommandEnd: res.CommandEnd, Devices: res.Devices,
 	}
 	if runErr != nil {
 		footer.EndReason = "error"

@@ -39,6 +39,7 @@ type TraceInfo struct {
 	Complete             bool             `json:"complete"`
 	EndReason            string           `json:"end_reason,omitempty"`
 	ExitStatus           *int             `json:"exit_status,omitempty"`
+	CommandEnd           string           `json:"command_end,omitempty"`
 	Warnings             []string         `json:"warnings,omitempty"`
 }
 
@@ -63,6 +64,7 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 		ti.ParseErrors = f.ParseErrors
 		ti.EndReason = f.EndReason
 		ti.ExitStatus = f.ExitStatus
+		ti.CommandEnd = f.CommandEnd
 		ti.Warnings = append(ti.Warnings, f.Warnings...)
 	}
 	if m.Footer == nil {

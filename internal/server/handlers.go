@@ -159,13 +159,13 @@ func writePage(w http.ResponseWriter, p *webreport.Page) {
 
 func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 	if a, ok := s.trace(w, r, r.PathValue("id")); ok {
-		writePage(w, webreport.Report(a, webreport.Options{Nav: true}))
+		writePage(w, webreport.Report(a, webreport.Options{Nav: true, Nonce: nonceOf(r)}))
 	}
 }
 
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	if as, ok := s.compared(w, r); ok {
-		writePage(w, webreport.Compare(as, report.Compare(as), webreport.Options{Nav: true}))
+		writePage(w, webreport.Compare(as, report.Compare(as), webreport.Options{Nav: true, Nonce: nonceOf(r)}))
 	}
 }
 

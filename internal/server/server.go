@@ -2,9 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -36,17 +33,23 @@ type Config struct {
 	Backend   string
 	// ToolVersion goes into recorded traces' headers.
 	ToolVersion string
-	Logf        func(format string, args ...any)
+	// TokenFile, if set, receives the sign-in secret, readable only by the
+	// owner.
+	TokenFile string
+	Logf      func(format string, args ...any)
 }
 
 // Server is the daemon's state: the per-start secret, the analysis cache
 // and the recording in progress.
 type Server struct {
-	cfg   Config
-	token string
-	hosts map[string]bool
-	cache *cache
-	mux   *http.ServeMux
+	cfg     Config
+	port    int
+	secret  string // signs the owner in (the printed URL, the token file)
+	session string // the session cookie's value, given for the secret
+	token   string // the CSRF token state changes carry (in the pages)
+	hosts   map[string]bool
+	cache   *cache
+	mux     *http.ServeMux
 
 	mu  sync.Mutex
 	job *job // the current or last recording
@@ -65,9 +68,7 @@ func New(cfg Config, port int) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	var b [24]byte
-	rand.Read(b[:])
-	s := &Server{cfg: cfg, token: hex.EncodeToString(b[:]), hosts: map[string]bool{}, cache: newCache(32)}
+	s := &Server{cfg: cfg, port: port, secret: newSecret(), session: newSecret(), token: newSecret(), hosts: map[string]bool{}, cache: newCache(32)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, h := range append([]string{"127.0.0.1", "localhost", "[::1]", "::1"}, cfg.AllowHosts...) {
 		s.hosts[strings.ToLower(net.JoinHostPort(strings.Trim(h, "[]"), fmt.Sprint(port)))] = true
@@ -79,8 +80,15 @@ func New(cfg Config, port int) *Server {
 	return s
 }
 
-// Token is the per-start secret state-changing requests must carry.
+// Token is the per-start CSRF token state-changing requests must carry.
 func (s *Server) Token() string { return s.token }
+
+// Secret is what signs the owner in: the printed URL's token.
+func (s *Server) Secret() string { return s.secret }
+
+// WriteTokenFile writes the secret to Config.TokenFile, mode 0600, owned
+// by the owner.
+func (s *Server) WriteTokenFile() error { return s.writeTokenFile() }
 
 // Handler is the daemon's HTTP handler, with every protection applied.
 func (s *Server) Handler() http.Handler { return s.protect(s.mux) }
@@ -102,6 +110,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    32 << 10,
 		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		ConnContext:       withConn,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
@@ -119,6 +128,14 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+type nonceKey struct{}
+
+// nonceOf is the CSP nonce protect made for this response.
+func nonceOf(r *http.Request) string {
+	n, _ := r.Context().Value(nonceKey{}).(string)
+	return n
 }
 
 // IsLoopback reports whether a listen host reaches only this machine.
@@ -145,13 +162,21 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			}
 		}()
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		// Inline scripts run only with this response's nonce (the
+		// report's, given to webreport); styles may be inline.
+		nonce := newSecret()[:32]
+		r = r.WithContext(context.WithValue(r.Context(), nonceKey{}, nonce))
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'nonce-"+nonce+"'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("Cache-Control", "no-store") // pages carry the CSRF token; nothing is worth caching
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		if !s.hosts[strings.ToLower(r.Host)] {
 			httpError(w, http.StatusMisdirectedRequest, "unknown host %q: open the daemon at the address it printed", r.Host)
+			return
+		}
+		if !s.authenticate(w, r) {
 			return
 		}
 		switch r.Method {
@@ -165,8 +190,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 				httpError(w, http.StatusForbidden, "cross-site request refused")
 				return
 			}
-			got := r.Header.Get("X-IOShape-Token")
-			if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
+			if !same(r.Header.Get("X-IOShape-Token"), s.token) {
 				httpError(w, http.StatusForbidden, "missing or wrong X-IOShape-Token")
 				return
 			}

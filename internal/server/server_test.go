@@ -50,6 +50,7 @@ type call struct {
 	method, path, body string
 	host               string
 	header             map[string]string
+	anonymous          bool // without the owner's session cookie
 }
 
 func do(t *testing.T, s *Server, c call) *httptest.ResponseRecorder {
@@ -61,6 +62,9 @@ func do(t *testing.T, s *Server, c call) *httptest.ResponseRecorder {
 	}
 	for k, v := range c.header {
 		r.Header.Set(k, v)
+	}
+	if !c.anonymous {
+		r.AddCookie(&http.Cookie{Name: s.cookieName(), Value: s.session})
 	}
 	w := httptest.NewRecorder()
 	s.Handler().ServeHTTP(w, r)
@@ -298,5 +302,107 @@ func TestAPIDocCoversRoutes(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+r[1]+" "+path) {
 			t.Errorf("docs/serve-api.md does not document %s %s", r[1], path)
 		}
+	}
+}
+
+// Nothing answers without signing in: not the pages, not the API, not a
+// read, not the script; the list page (which carries the CSRF token) least
+// of all.
+func TestEverythingNeedsSigningIn(t *testing.T) {
+	s, ids := newTestServer(t, Config{CanRecord: true})
+	for _, path := range []string{"/", "/traces/" + ids[0], "/compare?ids=" + ids[0] + "," + ids[1], "/static/app.js",
+		"/api/traces", "/api/traces/" + ids[0], "/api/compare?ids=" + ids[0] + "," + ids[1], "/api/recordings/current"} {
+		w := do(t, s, call{method: "GET", path: path, anonymous: true})
+		if w.Code != http.StatusUnauthorized || strings.Contains(w.Body.String(), s.Token()) || strings.Contains(w.Body.String(), s.Secret()) {
+			t.Errorf("GET %s without signing in: %d %.80q", path, w.Code, w.Body.String())
+		}
+	}
+	w := do(t, s, call{method: "POST", path: "/api/recordings", body: `{"mode":"all"}`, anonymous: true,
+		header: map[string]string{"Content-Type": "application/json", "X-IOShape-Token": s.Token()}})
+	if w.Code != http.StatusUnauthorized {
+		t.Errorf("POST with the CSRF token but not signed in: %d", w.Code)
+	}
+	for _, bad := range []map[string]string{{"Authorization": "Bearer " + s.Token()}, {"Authorization": "Bearer nope"}, {"Cookie": s.cookieName() + "=" + s.Secret()}} {
+		if w := do(t, s, call{method: "GET", path: "/api/traces", header: bad, anonymous: true}); w.Code != http.StatusUnauthorized {
+			t.Errorf("%v: %d", bad, w.Code)
+		}
+	}
+}
+
+// The printed URL's token is exchanged for an HttpOnly, SameSite=Strict
+// cookie (not the token itself) and a redirect that drops it from the
+// address bar; the cookie then opens everything. Scripts may send the
+// token as a bearer token.
+func TestSignInWithThePrintedURL(t *testing.T) {
+	s, ids := newTestServer(t, Config{})
+	w := do(t, s, call{method: "GET", path: "/traces/" + ids[0] + "?token=" + s.Secret(), anonymous: true})
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/traces/"+ids[0] {
+		t.Fatalf("sign-in: %d to %q", w.Code, w.Header().Get("Location"))
+	}
+	cookies := w.Result().Cookies()
+	if len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Value == s.Secret() {
+		t.Fatalf("cookie %+v", cookies)
+	}
+	r := httptest.NewRequest("GET", "/api/traces", nil)
+	r.Host = "127.0.0.1:7878"
+	r.AddCookie(cookies[0])
+	rw := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rw, r)
+	if rw.Code != http.StatusOK {
+		t.Errorf("with the cookie: %d", rw.Code)
+	}
+	if w := do(t, s, call{method: "GET", path: "/api/traces", anonymous: true, header: map[string]string{"Authorization": "Bearer " + s.Secret()}}); w.Code != http.StatusOK {
+		t.Errorf("bearer token: %d", w.Code)
+	}
+	if w := do(t, s, call{method: "GET", path: "/?token=wrong", anonymous: true}); w.Code != http.StatusUnauthorized {
+		t.Errorf("a wrong token: %d", w.Code)
+	}
+}
+
+// Pages are not cached, and their scripts run under a CSP without
+// 'unsafe-inline': each inline script carries this response's nonce.
+func TestPagesUncachedAndScriptsByNonce(t *testing.T) {
+	s, ids := newTestServer(t, Config{})
+	for _, path := range []string{"/", "/traces/" + ids[0], "/compare?ids=" + ids[0] + "," + ids[1]} {
+		w := do(t, s, call{method: "GET", path: path})
+		if w.Code != http.StatusOK {
+			t.Fatalf("%s: %d", path, w.Code)
+		}
+		if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
+			t.Errorf("%s: Cache-Control %q", path, cc)
+		}
+		csp := w.Header().Get("Content-Security-Policy")
+		m := regexp.MustCompile(`script-src ([^;]*)`).FindStringSubmatch(csp)
+		if m == nil || strings.Contains(m[1], "unsafe-inline") {
+			t.Fatalf("%s: script-src %q", path, m)
+		}
+		nonce := regexp.MustCompile(`'nonce-([0-9a-f]+)'`).FindStringSubmatch(m[1])
+		for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(w.Body.String(), -1) {
+			if strings.Contains(tag, " src=") {
+				continue // loaded from 'self'
+			}
+			if nonce == nil || !strings.Contains(tag, `nonce="`+nonce[1]+`"`) {
+				t.Errorf("%s: inline %s without the response's nonce", path, tag)
+			}
+		}
+	}
+}
+
+// The token file is the owner's alone.
+func TestTokenFileOnlyForTheOwner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve-token")
+	s, _ := newTestServer(t, Config{TokenFile: path})
+	if err := s.WriteTokenFile(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(path); strings.TrimSpace(string(b)) != s.Secret() {
+		t.Errorf("the file holds %q", b)
 	}
 }

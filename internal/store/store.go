@@ -30,32 +30,70 @@ func (s *Store) tracesDir() string { return filepath.Join(s.Dir, "traces") }
 
 // NewPath reserves a new ID and returns it with the path its trace will have.
 func (s *Store) NewPath() (id, path string, err error) {
-	if err := s.mkdirs(); err != nil {
+	if err := s.Ensure(); err != nil {
 		return "", "", err
 	}
 	for range 100 {
 		id = newID()
 		path = filepath.Join(s.tracesDir(), id+Ext)
-		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-			if _, err := os.Lstat(path + tracefile.PartialSuffix); errors.Is(err, os.ErrNotExist) {
-				return id, path, nil
-			}
+		free, err := isFree(path)
+		if err != nil {
+			return "", "", err
+		}
+		if free {
+			return id, path, nil
 		}
 	}
-	return "", "", errors.New("could not find a free trace ID")
+	return "", "", fmt.Errorf("could not find a free trace ID in %s after 100 tries", s.tracesDir())
 }
 
-func (s *Store) mkdirs() error {
+// isFree reports whether neither path nor its .partial exists; any other
+// answer than "does not exist" is an error worth saying.
+func isFree(path string) (bool, error) {
+	for _, p := range []string{path, path + tracefile.PartialSuffix} {
+		_, err := os.Lstat(p)
+		switch {
+		case err == nil:
+			return false, nil
+		case !errors.Is(err, os.ErrNotExist):
+			return false, fmt.Errorf("cannot use %s: %w", p, err)
+		}
+	}
+	return true, nil
+}
+
+// Ensure makes the store's directories if they are missing — each one it
+// creates, parents included, handed to the invoking user — and says which
+// path is in the way if one is not a directory.
+func (s *Store) Ensure() error {
 	for _, d := range []string{s.Dir, s.tracesDir()} {
-		if _, err := os.Stat(d); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("cannot create the trace store: %w", err)
-		}
-		if err := s.owner.Chown(d); err != nil {
+		if err := s.mkdirOwned(d); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+func (s *Store) mkdirOwned(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("the trace store needs %s to be a directory, but it is a file: move it away", dir)
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("cannot use %s for the trace store: %w", dir, err)
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := s.mkdirOwned(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("cannot create %s for the trace store: %w", dir, err)
+	}
+	if err := s.owner.Chown(dir); err != nil {
+		return fmt.Errorf("cannot give %s to uid %d: %w", dir, s.owner.UID, err)
 	}
 	return nil
 }

@@ -65,6 +65,7 @@ type Footer struct {
 	Warnings             []string       `json:"warnings,omitempty"`
 	EndReason            string         `json:"end_reason"`
 	ExitStatus           *int           `json:"exit_status,omitempty"`
+	CommandEnd           string         `json:"command_end,omitempty"`
 	Devices              []event.Device `json:"devices,omitempty"`
 }
 

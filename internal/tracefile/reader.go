@@ -35,6 +35,7 @@ type Reader struct {
 	incomplete bool
 	size       int64
 	read       atomic.Int64 // bytes consumed, for progress from another goroutine
+	cut        int64 // bytes left out at the end (see Cut)
 }
 
 // Open opens a trace and reads its header and, when the recording
@@ -215,6 +216,18 @@ func (r *Reader) Name() string { return r.name }
 // Meta returns the header and, if present, the footer.
 func (r *Reader) Meta() Meta { return r.meta }
 
+// Cut is how many bytes at the end of an unfinished trace could not be
+// read (zeros, or half-written data) and were left out; 0 if none.
+func (r *Reader) Cut() int64 { return r.cut }
+
+// CutNote says what Cut left out, for the user ("" if nothing).
+func (r *Reader) CutNote() string {
+	if r.cut == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the last %d bytes of the file (from byte %d) are not a valid chunk (zeros, as a power cut leaves them, or half-written data): the trace is read up to the last complete chunk before them", r.cut, r.off)
+}
+
 // Incomplete reports that the events ended without a footer: the recorder
 // stopped before finishing. It is meaningful once Next has returned false.
 func (r *Reader) Incomplete() bool { return r.incomplete || r.meta.Footer == nil }
@@ -241,6 +254,13 @@ func (r *Reader) Next() bool {
 		case err == errTruncated || (err == errChecksum && r.meta.Footer == nil && r.atEOF()):
 			// A crash cut the last chunk: everything before it stands.
 			r.done, r.incomplete = true, true
+			return false
+		case err != nil && r.meta.Footer == nil:
+			// An unfinished recording whose tail is not a chunk (zeros, as
+			// a power cut leaves them): read up to the last valid chunk, and
+			// say what was cut.
+			r.done, r.incomplete = true, true
+			r.cut = r.size - r.off
 			return false
 		case err != nil:
 			r.err = fmt.Errorf("%s: %w (near byte %d)", r.name, err, r.off)

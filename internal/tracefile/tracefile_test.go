@@ -229,3 +229,46 @@ func TestFormatDocListsEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// A power cut can leave an unfinished file whose tail is zeros (the file
+// grew, its data never reached the disk): the chunks before it are read,
+// and the reader says what it cut. A zero-filled tail in the middle of a
+// chunk, or after several, is handled alike.
+func TestZeroFilledTail(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.iotrace")
+	evs := sampleEvents(3000)
+	writeTrace(t, path, evs, false)
+	full, err := os.ReadFile(path + PartialSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []int{len(full), len(full) - 100} {
+		p := filepath.Join(dir, "zeros")
+		data := append(append([]byte(nil), full[:keep]...), make([]byte, 256<<10)...)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, r, err := readAll(t, p)
+		if err != nil {
+			t.Fatalf("keep %d: %v", keep, err)
+		}
+		if !r.Incomplete() || r.Cut() < 256<<10 || !strings.Contains(r.CutNote(), "zeros") {
+			t.Errorf("keep %d: incomplete %v, cut %d, note %q", keep, r.Incomplete(), r.Cut(), r.CutNote())
+		}
+		if len(got) == 0 || len(got)%1000 != 0 || !reflect.DeepEqual(got, evs[:len(got)]) {
+			t.Errorf("keep %d: %d events, not a prefix of whole chunks", keep, len(got))
+		}
+	}
+	// A finished trace stays strict: damage is an error, not a cut.
+	finished := filepath.Join(dir, "f.iotrace")
+	writeTrace(t, finished, evs, true)
+	b, _ := os.ReadFile(finished)
+	for i := len(b) / 2; i < len(b)/2+64; i++ {
+		b[i] = 0
+	}
+	os.WriteFile(finished, b, 0o644)
+	if _, _, err := readAll(t, finished); err == nil {
+		t.Error("a damaged finished trace read without an error")
+	}
+}

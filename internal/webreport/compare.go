@@ -41,7 +41,7 @@ func Compare(as []*report.Analysis, c *report.Comparison, o Options) *Page {
 	for i, a := range as {
 		names[i] = letter(i) + ": " + a.Show.Trace.Name()
 	}
-	p := &Page{Title: "Comparison of " + strings.Join(names, ", "), Nav: o.Nav,
+	p := &Page{Title: "Comparison of " + strings.Join(names, ", "), Nav: o.Nav, nonce: o.Nonce,
 		Subtitle: "Each later trace is measured against A. Rows that differ by 10% (10 points for shares) or more are highlighted."}
 	for i, a := range as {
 		for _, bn := range traceBanners(a.Show.Trace) {
@@ -77,7 +77,7 @@ func Compare(as []*report.Analysis, c *report.Comparison, o Options) *Page {
 	for _, ch := range []chart{compareSizes(as), compareLatency(as), compareDepth(as), compareThroughput(as)} {
 		if ch.c != nil {
 			p.Charts = append(p.Charts, ch)
-			v.Charts = append(v.Charts, ch.view())
+			v.Charts = append(v.Charts, ch.view(o.Nonce))
 		}
 	}
 	return p

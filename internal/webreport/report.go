@@ -40,7 +40,7 @@ func Report(a *report.Analysis, o Options) *Page {
 	}
 	s := a.Show
 	t := s.Trace
-	p := &Page{Title: "Trace " + t.Name(), Subtitle: subtitle(t), Banners: traceBanners(t), Nav: o.Nav}
+	p := &Page{Title: "Trace " + t.Name(), Subtitle: subtitle(t), Banners: traceBanners(t), Nav: o.Nav, nonce: o.Nonce}
 	if t.Label != "" && t.ID != "" {
 		p.Title = fmt.Sprintf("%s (%s)", t.Label, t.ID)
 	}
@@ -51,7 +51,7 @@ func Report(a *report.Analysis, o Options) *Page {
 		return func(c chart, ok bool) {
 			if ok {
 				p.Charts = append(p.Charts, c)
-				*to = append(*to, c.view())
+				*to = append(*to, c.view(o.Nonce))
 			}
 		}
 	}
@@ -103,7 +103,7 @@ func Report(a *report.Analysis, o Options) *Page {
 	if a.Class != nil {
 		ranking := rankingChart("ranking", a.Class, o.Top)
 		p.Charts = append(p.Charts, ranking)
-		v.Class = newClassView(a, ranking.view(), min(5, o.Top))
+		v.Class = newClassView(a, ranking.view(o.Nonce), min(5, o.Top))
 	}
 	add(&v.LayerBytes)(layerBytesChart("layer_bytes", s.Profile))
 	v.Processes = processViews(a.Show.Processes)

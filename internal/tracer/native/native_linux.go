@@ -130,7 +130,7 @@ func (s *Session) load() error {
 	}
 	for nr, cs := range nativeCallTable() {
 		if err := s.objs.Calls.Put(uint32(nr), cs); err != nil {
-			s.coll.Close()
+			s.Close()
 			return fmt.Errorf("cannot fill the syscall table: %w", err)
 		}
 	}
@@ -333,6 +333,9 @@ func (s *Session) Run(ctx context.Context, sink session.Sink) (session.Result, e
 // memory) without waiting for the garbage collector.
 func (s *Session) Close() {
 	if s.coll != nil {
+		// Assign moved the programs and maps out of the collection: they
+		// are closed through objs.
+		s.objs.Close()
 		s.coll.Close()
 		s.coll = nil
 	}

@@ -91,7 +91,10 @@ type Result struct {
 	Warnings    []string
 	EndReason   string
 	ExitStatus  *int
-	Devices     []event.Device
+	// CommandEnd says what became of a command ioshape started when the
+	// recording stopped before it ended: stopped, killed, or left running.
+	CommandEnd string
+	Devices    []event.Device
 }
 
 // AllLost is every event the recording knows it lost.

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"time"
+	"runtime"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +42,9 @@ type helperSpec struct {
 	SetID  bool     `json:"set_id"`
 	Detach bool     `json:"detach"`  // app launch: the app outlives the recording
 	WaitGo bool     `json:"wait_go"` // wait for fd 7 to close before starting the command
+	// KeepRunning leaves the command running when the recording stops;
+	// otherwise it belongs to the recording and ends with it.
+	KeepRunning bool `json:"keep_running"`
 }
 
 // RunHelper is the body of the hidden helper command.
@@ -61,9 +66,14 @@ func RunHelper() error {
 	if len(spec.Argv) == 0 {
 		select {} // bpftrace kills us when the recording stops
 	}
-	// Ctrl-C reaches the whole foreground process group; the command gets it
-	// too. The helper stays to report how the command ended.
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	// Ctrl-C at the terminal reaches ioshape, which stops the recording and
+	// then the command; the helper stays to report how the command ended.
+	// SIGTERM — ioshape gone (the parent-death signal), or the tracer
+	// ending its child — ends the command's process group, unless it is to
+	// keep running.
+	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
 	if spec.WaitGo {
 		// The tracer is ready when the recorder closes its end.
 		io.Copy(io.Discard, os.NewFile(helperGo, "go"))
@@ -74,17 +84,27 @@ func RunHelper() error {
 	cmd.Stdin = os.NewFile(helperStdin, "stdin")
 	cmd.Stdout = os.NewFile(helperStdout, "stdout")
 	cmd.Stderr = os.NewFile(helperStderr, "stderr")
-	attr := &syscall.SysProcAttr{Setsid: spec.Detach}
+	owned := !spec.Detach && !spec.KeepRunning
+	attr := commandProcAttr(spec.Detach, owned)
 	if spec.SetID {
 		attr.Credential = &syscall.Credential{Uid: uint32(spec.UID), Gid: uint32(spec.GID), Groups: spec.Groups}
 	}
 	cmd.SysProcAttr = attr
+	// A parent-death signal follows the thread that started the child.
+	runtime.LockOSThread()
 	if err := cmd.Start(); err != nil {
 		msg, _, _ := strings.Cut(err.Error(), "\n")
 		fmt.Fprintf(status, "error %s\n", msg)
 		return nil
 	}
 	fmt.Fprintf(status, "pid %d\n", cmd.Process.Pid)
+	go func() {
+		<-term
+		if owned {
+			EndGroup(cmd.Process.Pid, helperGrace)
+		}
+		os.Exit(128 + int(syscall.SIGTERM))
+	}()
 	err := cmd.Wait()
 	code := 0
 	var ee *exec.ExitError
@@ -103,6 +123,27 @@ func RunHelper() error {
 // helperExecutable is ioshape's own binary, which doubles as the helper (a
 // variable for tests).
 var helperExecutable = os.Executable
+
+// helperGrace is how long the helper gives a command between SIGTERM and
+// SIGKILL when ioshape is gone.
+const helperGrace = 3 * time.Second
+
+// EndGroup ends a command's process group: SIGTERM, then SIGKILL if any of
+// it is still there after grace. It reports whether SIGKILL was needed.
+func EndGroup(pgid int, grace time.Duration) (killed bool) {
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
+		return false // already gone
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(-pgid, 0) != nil {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	return true
+}
 
 // Helper is the helper started by ioshape itself (for the backends whose
 // tracer does not start the command): it waits for Release before running
@@ -217,7 +258,7 @@ func HelperSpec(cfg Config, command []string, waitGo bool) (string, error) {
 	if len(command) == 0 {
 		return `{}`, nil
 	}
-	spec := helperSpec{Argv: command, Detach: cfg.Target.Launch, WaitGo: waitGo}
+	spec := helperSpec{Argv: command, Detach: cfg.Target.Launch, WaitGo: waitGo, KeepRunning: cfg.Target.KeepRunning}
 	dir, err := os.Getwd()
 	if err != nil {
 		dir = "/"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/ioshape/ioshape/internal/parse"
@@ -111,7 +112,9 @@ type loop struct {
 	t      Tracer
 	helper *Helper // nil when the tracer starts the command, or there is none
 
+	status    <-chan string
 	started   time.Time
+	termSent  bool // the command's process group was sent SIGTERM
 	stopping  bool
 	stoppedAt time.Time
 	endedAt   time.Time
@@ -123,10 +126,11 @@ type loop struct {
 func (l *loop) run(ctx context.Context) {
 	l.started = time.Now()
 	records := l.t.Records()
-	status := l.helper.StatusLines()
+	l.status = l.helper.StatusLines()
 	if s, ok := l.t.(StatusSource); ok {
-		status = s.Status()
+		l.status = s.Status()
 	}
+	status := l.status
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	done := ctx.Done()
@@ -165,6 +169,7 @@ func (l *loop) run(ctx context.Context) {
 			status = nil
 		}
 	}
+	l.status = status
 }
 
 // takeStatus takes one read of the status channel: the channel to keep
@@ -271,6 +276,55 @@ func (l *loop) stop(reason string) {
 	l.st.res.EndReason = reason
 	l.t.Stop()
 	l.killTimer = time.After(l.cfg.Grace)
+	if reason != "target exited" && l.ownsCommand() {
+		// The command belongs to the recording: it ends with it.
+		l.termSent = syscall.Kill(-l.st.command, syscall.SIGTERM) == nil
+	}
+}
+
+// ownsCommand reports whether a command ioshape started is to end with the
+// recording.
+func (l *loop) ownsCommand() bool {
+	t := l.cfg.Target
+	return l.st.command != 0 && !t.KeepRunning && !t.Launch
+}
+
+// endCommand, after a stop that sent the command SIGTERM, waits for its
+// process group to go (SIGKILL after the grace period) and for its exit
+// status, and says what happened; a command left running is said to be.
+func (l *loop) endCommand() {
+	st, t := l.st, l.cfg.Target
+	switch {
+	case l.termSent:
+		st.res.CommandEnd = "stopped with SIGTERM when the recording stopped"
+		if EndGroup(st.command, l.cfg.Grace) {
+			st.res.CommandEnd = fmt.Sprintf("killed with SIGKILL: it was still running %v after SIGTERM", l.cfg.Grace)
+		}
+		l.awaitExitStatus(time.Second)
+	case st.command != 0 && st.res.ExitStatus == nil && ProcessExists(st.command):
+		if t.Launch {
+			st.res.CommandEnd = "left running: an app launch outlives its recording"
+		} else if t.KeepRunning {
+			st.res.CommandEnd = "left running (--keep-running)"
+		}
+	}
+}
+
+// awaitExitStatus reads helper status lines until the command's exit
+// status comes, or for at most d.
+func (l *loop) awaitExitStatus(d time.Duration) {
+	timeout := time.After(d)
+	for l.status != nil && l.st.res.ExitStatus == nil {
+		select {
+		case line, ok := <-l.status:
+			if !ok {
+				return
+			}
+			l.st.applyStatus(line)
+		case <-timeout:
+			return
+		}
+	}
 }
 
 // finish waits for the tracer and explains the recording's end and losses.
@@ -280,6 +334,7 @@ func (l *loop) finish() (Result, error) {
 	if !st.ready {
 		l.helper.Kill() // the command never started
 	}
+	l.endCommand()
 	ended := l.endedAt
 	if l.stopping {
 		ended = l.stoppedAt

@@ -24,6 +24,7 @@ type state struct {
 	lastIO  time.Time
 	ready   bool
 	readyAt time.Time
+	command int // the pid (and process group) of the command ioshape started
 }
 
 func newState(t Target, sink Sink, seeds []int) *state {
@@ -121,6 +122,7 @@ func (st *state) applyStatus(line string) (exited bool, err error) {
 	case strings.HasPrefix(line, "pid "):
 		if p, err := strconv.Atoi(line[4:]); err == nil {
 			st.live[p] = true
+			st.command = p
 		}
 	case strings.HasPrefix(line, "exit "):
 		if c, err := strconv.Atoi(line[5:]); err == nil {

@@ -13,9 +13,22 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 )
 
-// SetParentDeathSignal makes the kernel kill this process when its parent dies.
+// SetParentDeathSignal has the kernel send this process SIGTERM when its
+// parent dies (the helper then ends the command it started).
 func SetParentDeathSignal() {
-	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGTERM), 0, 0, 0)
+}
+
+// commandProcAttr starts the target command: in a session of its own for
+// an app launch (it outlives the recording), else in a process group of
+// its own, so that the recording can end all of it; an owned command also
+// gets SIGTERM should the helper die.
+func commandProcAttr(detach, owned bool) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setsid: detach, Setpgid: !detach}
+	if owned {
+		attr.Pdeathsig = syscall.SIGTERM
+	}
+	return attr
 }
 
 // TracerProcAttr starts a tracer that gets SIGINT, and so exits cleanly,

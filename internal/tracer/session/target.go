@@ -22,6 +22,9 @@ type Target struct {
 	Launch   bool          // app launch: stop once the target's I/O has been idle for Quiet
 	Quiet    time.Duration
 	Cold     bool // sync and drop the page cache before starting
+	// KeepRunning leaves a command ioshape started running when the
+	// recording stops (by default it belongs to the recording).
+	KeepRunning bool
 }
 
 // Mode names the kind of target, as stored in the trace header.
