@@ -35,7 +35,7 @@ type Reader struct {
 	incomplete bool
 	size       int64
 	read       atomic.Int64 // bytes consumed, for progress from another goroutine
-	cut        int64 // bytes left out at the end (see Cut)
+	cut        int64        // bytes left out at the end (see Cut)
 }
 
 // Open opens a trace and reads its header and, when the recording

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"time"
-	"runtime"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // The helper is ioshape itself, started by bpftrace as its -c child, which
