@@ -85,6 +85,9 @@ func runClassify(ctx context.Context, g *globals, o *classifyOptions, arg string
 		return err
 	}
 	meta, res, err := analysis.Classify(ctx, path, opts, g.watch)
+	if err == nil && opts.Windows == 0 && !opts.ExcludeWriteback {
+		g.noteBestMatch(path, res) // as the list would classify it
+	}
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,13 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 		return err
 	}
 	g.chownToInvoker(path)
+	if id != "" {
+		if st := g.storeIfAny(); st != nil {
+			if err := st.Add(id); err != nil {
+				fmt.Fprintf(g.stderr, "warning: the trace is not in the store's index yet (%v); 'ioshape ls' adds it\n", err)
+			}
+		}
+	}
 	fmt.Fprintf(g.stderr, "imported %s events from %s (%s lines skipped as not disk I/O, %s malformed)\n",
 		report.Count(res.Events), file, report.Count(res.Skipped), report.Count(res.Malformed))
 	for _, w := range res.Warnings {

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/store"
 )
 
 type lsOptions struct{ json bool }
@@ -29,28 +32,50 @@ func runLs(g *globals, o *lsOptions) error {
 	if err != nil {
 		return err
 	}
-	entries, err := st.List()
+	// Streamed from the store's index: memory does not grow with the number
+	// of traces (the table's columns are aligned a block of rows at a time).
+	w := bufio.NewWriter(g.stdout)
+	defer w.Flush()
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	local := time.Local
+	n := 0
+	var werr error
+	err = st.Each(func(e store.Summary) bool {
+		switch {
+		case o.json && n == 0:
+			w.WriteString("[\n")
+		case o.json:
+			w.WriteString(",\n")
+		case n == 0:
+			fmt.Fprintln(tw, "ID\tLABEL\tSTARTED\tDURATION\tEVENTS\tLOST\tSTATUS\tTARGET")
+		}
+		n++
+		if o.json { // one object a line: as readable, and twice as fast to write
+			b, _ := json.Marshal(e)
+			w.WriteString("  ")
+			_, werr = w.Write(b)
+			return werr == nil
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, report.OrDash(e.Label), e.Start.In(local).Format("2006-01-02 15:04"),
+			report.Micros(e.DurationS*1e6), report.Count(e.Events), report.Count(e.LostEvents), e.Status, truncate(e.Target, 50))
+		if n%256 == 0 {
+			werr = tw.Flush()
+		}
+		return werr == nil
+	})
+	if err == nil {
+		err = werr
+	}
 	if err != nil {
 		return err
 	}
-	list := make([]report.ListEntry, 0, len(entries))
-	for _, e := range entries {
-		list = append(list, report.NewListEntry(e))
-	}
-	if o.json {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
-	}
-	if len(list) == 0 {
+	switch {
+	case o.json && n == 0:
+		w.WriteString("[]\n")
+	case o.json:
+		w.WriteString("\n]\n")
+	case n == 0:
 		fmt.Fprintf(g.stderr, "no traces in %s yet: record one with 'sudo ioshape record -- COMMAND'\n", st.Dir)
-		return nil
-	}
-	tw := tabwriter.NewWriter(g.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLABEL\tSTARTED\tDURATION\tEVENTS\tLOST\tSTATUS\tTARGET")
-	for _, e := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, report.OrDash(e.Label), e.Start.Local().Format("2006-01-02 15:04"),
-			report.Micros(e.DurationS*1e6), report.Count(e.Events), report.Count(e.LostEvents), e.Status, truncate(e.Target, 50))
 	}
 	return tw.Flush()
 }

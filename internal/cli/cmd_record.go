@@ -110,7 +110,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	progress := newProgress(g)
 	cfg.Progress = progress.update
 	rec, err := recorder.Prepare(recorder.Request{
-		Tracer: cfg, Label: o.label, Owner: owner, ToolVersion: Version, CommandLine: os.Args,
+		Tracer: cfg, Label: o.label, Owner: owner, Store: g.storeIfAny(), ToolVersion: Version, CommandLine: os.Args,
 	})
 	if err != nil {
 		return err

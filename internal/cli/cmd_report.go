@@ -104,5 +104,9 @@ func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driv
 	if err != nil {
 		return nil, err
 	}
-	return analysis.Analyze(ctx, path, popts, copts, g.watch)
+	a, err := analysis.Analyze(ctx, path, popts, copts, g.watch)
+	if err == nil && !popts.ExcludeWriteback {
+		g.noteBestMatch(path, a.Class) // as the list would classify it
+	}
+	return a, err
 }

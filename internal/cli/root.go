@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/store"
 )
 
@@ -37,6 +38,28 @@ func (g *globals) store() (*store.Store, error) {
 		dir = d
 	}
 	return store.Open(dir), nil
+}
+
+// storeIfAny is the store, or nil if it cannot be found (a trace written
+// with -o needs none).
+func (g *globals) storeIfAny() *store.Store {
+	st, err := g.store()
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// noteBestMatch keeps the best match of a classified trace that is in the
+// store in its index, for the lists.
+func (g *globals) noteBestMatch(path string, c *classify.Result) {
+	st := g.storeIfAny()
+	if st == nil || c == nil || len(c.Matches) == 0 {
+		return
+	}
+	if id, ok := st.IDOf(path); ok {
+		st.SetBestMatch(id, c.Matches[0].Name, c.Matches[0].Score)
+	}
 }
 
 // newTracePath is where a new trace goes: the file the user named with -o,

@@ -18,6 +18,9 @@ type Request struct {
 	Label  string
 	// Owner, if set, is given the trace file.
 	Owner store.Owner
+	// Store, for a trace in it (an ID is given to Run), lists the
+	// finished trace in its index.
+	Store *store.Store
 	// ToolVersion and CommandLine go into the trace's header.
 	ToolVersion string
 	CommandLine []string
@@ -77,6 +80,12 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	}
 	if runErr != nil && res.Events == 0 {
 		os.Remove(path)
+		return res, runErr
+	}
+	if id != "" && req.Store != nil {
+		if err := req.Store.Add(id); err != nil {
+			res.Warnings = append(res.Warnings, "the trace is not in the store's index yet ("+err.Error()+"); 'ioshape ls' adds it")
+		}
 	}
 	return res, runErr
 }

@@ -1,13 +1,12 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
-	"os"
+	"strconv"
 	"strings"
 
 	"github.com/ioshape/ioshape/internal/report"
@@ -74,6 +73,7 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request, id string) (*repo
 		httpError(w, http.StatusUnprocessableEntity, "cannot read trace %s: %v", id, err)
 		return nil, false
 	}
+	s.noteBestMatch(id, a)
 	return a, true
 }
 
@@ -96,48 +96,72 @@ func (s *Server) compared(w http.ResponseWriter, r *http.Request) ([]*report.Ana
 	return as, true
 }
 
-// ListItem is a trace in the daemon's list: ls's entry and its best match.
-type ListItem struct {
-	report.ListEntry
-	BestMatch string  `json:"best_match,omitempty"`
-	Score     float64 `json:"best_match_score,omitempty"`
+// ListItem is a trace in the daemon's list: its summary from the store's
+// index, best match included once it has been classified.
+type ListItem = store.Summary
+
+// pageSize is how many traces a list page shows.
+const pageSize = 200
+
+// list reads one page of the store's index — never a trace, never an
+// analysis — holding only that page. more says a next page exists.
+func (s *Server) list(offset, limit int) (items []ListItem, more bool, err error) {
+	n := 0
+	err = s.cfg.Store.Each(func(sm store.Summary) bool {
+		n++
+		switch {
+		case n <= offset:
+			return true
+		case len(items) == limit:
+			more = true
+			return false
+		}
+		items = append(items, sm)
+		return true
+	})
+	return items, more, err
 }
 
-// listAnalyseMax: traces up to this size are classified for the list on
-// first view; larger ones once their report has been opened.
-const listAnalyseMax = 64 << 20
-
-func (s *Server) list(ctx context.Context) ([]ListItem, error) {
-	entries, err := s.cfg.Store.List()
-	if err != nil {
-		return nil, err
+// intParam reads a non-negative integer query parameter.
+func intParam(r *http.Request, name string, def, max int) (int, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, true
 	}
-	items := make([]ListItem, 0, len(entries))
-	for _, e := range entries {
-		it := ListItem{ListEntry: report.NewListEntry(e)}
-		if e.Err == nil && !e.Partial {
-			a := s.cache.peek(e.Path)
-			if a == nil {
-				if fi, err := os.Stat(e.Path); err == nil && fi.Size() <= listAnalyseMax {
-					a, _ = s.cache.get(ctx, e.Path)
-				}
-			}
-			if a != nil && a.Class != nil && len(a.Class.Matches) > 0 {
-				it.BestMatch, it.Score = a.Class.Matches[0].Name, a.Class.Matches[0].Score
-			}
-		}
-		items = append(items, it)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > max {
+		return 0, false
 	}
-	return items, nil
+	return n, true
 }
 
 func (s *Server) apiList(w http.ResponseWriter, r *http.Request) {
-	items, err := s.list(r.Context())
+	offset, ok1 := intParam(r, "offset", 0, 1<<30)
+	limit, ok2 := intParam(r, "limit", 1000, 10000)
+	if !ok1 || !ok2 {
+		httpError(w, http.StatusBadRequest, "offset and limit must be whole numbers (limit at most 10000)")
+		return
+	}
+	items, _, err := s.list(offset, limit)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "cannot read the store: %v", err)
 		return
 	}
+	if items == nil {
+		items = []ListItem{}
+	}
 	writeJSON(w, http.StatusOK, items)
+}
+
+// noteBestMatch keeps a classified trace's best match in the store's
+// index, for the list.
+func (s *Server) noteBestMatch(id string, a *report.Analysis) {
+	if a != nil && a.Class != nil && len(a.Class.Matches) > 0 {
+		m := a.Class.Matches[0]
+		if err := s.cfg.Store.SetBestMatch(id, m.Name, m.Score); err != nil {
+			s.cfg.Logf("cannot note %s's best match in the index: %v", id, err)
+		}
+	}
 }
 
 func (s *Server) apiTrace(w http.ResponseWriter, r *http.Request) {
@@ -170,20 +194,40 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
-	items, err := s.list(r.Context())
+	page, ok := intParam(r, "page", 0, 1<<20)
+	if !ok {
+		httpError(w, http.StatusBadRequest, "page must be a whole number")
+		return
+	}
+	items, more, err := s.list(page*pageSize, pageSize)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "cannot read the store: %v", err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	listTemplate.Execute(w, map[string]any{
+	data := map[string]any{
 		"Items": items, "Token": s.token, "CanRecord": s.cfg.CanRecord, "CanRunCommands": s.cfg.RunAs.Set,
 		"CSS": template.CSS(web.CSS), "Store": s.cfg.Store.Dir, "Job": s.status(),
-	})
+		"Page": page, "From": page*pageSize + 1, "More": more,
+	}
+	if page > 0 {
+		data["Prev"] = page - 1
+	}
+	if more {
+		data["Next"] = page + 1
+	}
+	listTemplate.Execute(w, data)
 }
 
 // listTemplate is web/html/list.html, parsed once.
 var listTemplate = template.Must(template.New("list.html").Funcs(template.FuncMap{
 	"bytes": report.Bytes, "count": report.Count, "micros": report.Micros,
+	"add": func(a ...int) int {
+		t := 0
+		for _, v := range a {
+			t += v
+		}
+		return t
+	},
 	"secs": func(f float64) string { return report.Micros(f * 1e6) },
 }).ParseFS(web.HTML, "html/list.html"))

@@ -212,7 +212,7 @@ func (s *Server) apiStartRecording(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg := tracer.Config{Target: t, Backend: s.cfg.Backend, RunAs: s.cfg.RunAs, MapKeys: 1 << 16, PerfPages: 1 << 10,
 		Progress: func(p tracer.Progress) { j.mu.Lock(); j.progress = p; j.mu.Unlock() }}
-	rec, err := recorder.Prepare(recorder.Request{Tracer: cfg, Label: req.Label, Owner: s.cfg.Owner,
+	rec, err := recorder.Prepare(recorder.Request{Tracer: cfg, Label: req.Label, Owner: s.cfg.Owner, Store: s.cfg.Store,
 		ToolVersion: s.cfg.ToolVersion, CommandLine: append([]string{"ioshape serve: record"}, req.Command...)})
 	if err != nil {
 		giveBack()
@@ -238,6 +238,11 @@ func (s *Server) apiStartRecording(w http.ResponseWriter, r *http.Request) {
 		defer s.wg.Done()
 		defer cancel()
 		res, err := rec.Run(ctx, id, path)
+		if res.Events > 0 && s.ctx.Err() == nil {
+			// Classified now, so the list shows its best match.
+			a, _ := s.cache.get(s.ctx, path)
+			s.noteBestMatch(id, a)
+		}
 		j.mu.Lock()
 		j.done, j.result = true, res
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/ioshape/ioshape/internal/tracefile"
@@ -124,78 +123,59 @@ func ValidID(s string) bool {
 	return true
 }
 
-// Entry is one trace in the store.
+// Entry is one trace in the store, read from its file.
 type Entry struct {
 	ID      string
 	Path    string
 	Partial bool // still recording, or cut short
 	Meta    tracefile.Meta
-	Err     error // the file could not be read
-}
-
-// List returns the store's traces, newest first.
-func (s *Store) List() ([]Entry, error) {
-	des, err := os.ReadDir(s.tracesDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []Entry
-	for _, de := range des {
-		name := de.Name()
-		partial := strings.HasSuffix(name, Ext+tracefile.PartialSuffix)
-		if !partial && !strings.HasSuffix(name, Ext) {
-			continue
-		}
-		id := strings.TrimSuffix(strings.TrimSuffix(name, tracefile.PartialSuffix), Ext)
-		e := Entry{ID: id, Path: filepath.Join(s.tracesDir(), name), Partial: partial}
-		if de.Type().IsRegular() {
-			e.Meta, e.Err = tracefile.ReadMeta(e.Path)
-		} else {
-			e.Err = errors.New("not a regular file")
-		}
-		out = append(out, e)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		return out[i].Meta.Header.Start.After(out[j].Meta.Header.Start)
-	})
-	return out, nil
 }
 
 // Resolve finds the trace a user named: an existing file path, an ID, a
-// unique ID prefix, or a label (the newest trace with it).
+// unique ID prefix, or a label (the most recently added trace with it). It
+// opens no trace but the one it finds (a label is looked up in the index).
 func (s *Store) Resolve(arg string) (string, error) {
 	pathLike := strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, Ext) || strings.HasSuffix(arg, tracefile.PartialSuffix)
 	if pathLike && isRegular(arg) {
 		return arg, nil
 	}
-	entries, err := s.List()
-	if err != nil {
-		return "", err
-	}
 	if ValidID(arg) {
-		var hits []Entry
-		for _, e := range entries {
-			if e.ID == arg {
-				return e.Path, nil
+		if e, err := s.ByID(arg); err == nil {
+			return e.Path, nil
+		}
+		d, err := s.readDisk()
+		if err != nil {
+			return "", err
+		}
+		var hits []string
+		for id := range d.finished {
+			if strings.HasPrefix(id, arg) {
+				hits = append(hits, s.pathOf(id, false))
 			}
-			if strings.HasPrefix(e.ID, arg) {
-				hits = append(hits, e)
+		}
+		for _, id := range d.partial {
+			if strings.HasPrefix(id, arg) {
+				hits = append(hits, s.pathOf(id, true))
 			}
 		}
 		if len(hits) == 1 {
-			return hits[0].Path, nil
+			return hits[0], nil
 		}
 		if len(hits) > 1 {
 			return "", fmt.Errorf("trace ID %q is ambiguous: %d traces start with it", arg, len(hits))
 		}
 	}
-	for _, e := range entries {
-		if e.Err == nil && e.Meta.Header.Label == arg {
-			return e.Path, nil
+	var found string
+	if err := s.Each(func(sm Summary) bool {
+		if sm.Label == arg && !strings.HasPrefix(sm.Status, "unreadable") {
+			found = sm.Path
 		}
+		return found == ""
+	}); err != nil {
+		return "", err
+	}
+	if found != "" {
+		return found, nil
 	}
 	if isRegular(arg) {
 		return arg, nil
@@ -216,24 +196,35 @@ func isRegular(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+func (s *Store) pathOf(id string, partial bool) string {
+	p := filepath.Join(s.tracesDir(), id+Ext)
+	if partial {
+		p += tracefile.PartialSuffix
+	}
+	return p
+}
+
 // ErrNoTrace is returned by ByID for an ID the store does not hold.
 var ErrNoTrace = errors.New("no such trace")
 
 // ByID finds a trace by its exact ID and nothing else — no prefixes,
 // labels or paths — for callers whose argument comes from the network. The
-// path comes from the store's own listing, never from the argument.
+// path is made from the validated ID, never taken from the argument, and
+// only that one file is opened.
 func (s *Store) ByID(id string) (Entry, error) {
 	if !ValidID(id) || len(id) != len(newID()) {
 		return Entry{}, ErrNoTrace
 	}
-	entries, err := s.List()
-	if err != nil {
-		return Entry{}, err
-	}
-	for _, e := range entries {
-		if e.ID == id {
-			return e, nil
+	for _, partial := range []bool{false, true} {
+		path := s.pathOf(id, partial)
+		if !isRegular(path) {
+			continue
 		}
+		m, err := tracefile.ReadMeta(path)
+		if err != nil {
+			return Entry{}, err
+		}
+		return Entry{ID: id, Path: path, Partial: partial, Meta: m}, nil
 	}
 	return Entry{}, ErrNoTrace
 }
