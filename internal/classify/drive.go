@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"sort"
+
+	"github.com/ioshape/ioshape/internal/drive"
 )
 
 // DriveResults are a drive's benchmark results: MB/s (10⁶ bytes/s) for
@@ -177,4 +179,41 @@ func headline(d *DriveResults, byID map[string]Expected, est *DriveEstimate, mix
 		h.Note += "."
 	}
 	return h
+}
+
+// Profile turns benchmark results into a coarse drive profile: each result
+// is a point with its pattern's size, access and requests in flight.
+func (d *DriveResults) Profile() (*drive.Profile, error) {
+	pats, err := Catalog()
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]Pattern{}
+	for _, p := range pats {
+		byID[p.ID] = p
+	}
+	p := &drive.Profile{Name: d.Name, Tool: "benchmark results (given)", Coarse: true}
+	ids := make([]string, 0, len(d.Results))
+	for id := range d.Results {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		pat := byID[id]
+		if len(pat.Sizes) != 1 || pat.ReadFraction != 0 && pat.ReadFraction != 1 {
+			continue // a mix or a sweep is no single shape
+		}
+		op, access := "read", "rand"
+		if pat.ReadFraction == 0 {
+			op = "write"
+		}
+		if pat.Access == "sequential" {
+			access = "seq"
+		}
+		mbs := d.Results[id]
+		iops := mbs * 1e6 / float64(pat.Sizes[0])
+		p.Points = append(p.Points, drive.Point{Op: op, Access: access, SizeBytes: pat.Sizes[0], Depth: max(1, pat.QueueDepth),
+			Jobs: max(1, pat.Threads), IOPS: iops, MBs: mbs, LatUs: float64(pat.Depth()) / iops * 1e6})
+	}
+	return p, p.Validate()
 }

@@ -100,7 +100,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 		MapKeys: o.mapKeys, PerfPages: o.perfPages,
 	}
 	if o.raw != "" {
-		raw, err := os.Create(o.raw)
+		raw, err := g.createRaw(o.raw)
 		if err != nil {
 			return err
 		}
@@ -225,4 +225,23 @@ func (p *progressLine) done() {
 	if p.shown {
 		fmt.Fprint(p.g.stderr, "\r\033[K")
 	}
+}
+
+// createRaw opens the file --raw-output names: a directory is refused, a
+// device or FIFO written to as it is, and a new file given to the sudo
+// caller, like the trace.
+func (g *globals) createRaw(path string) (*os.File, error) {
+	resolved, _, err := resolveOutput(path)
+	if err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(resolved)
+	f, err := os.OpenFile(resolved, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if statErr != nil { // it is new: it is the caller's
+		g.chownToInvoker(resolved)
+	}
+	return f, nil
 }

@@ -172,3 +172,33 @@ func TestReportDefaultNameIsTheID(t *testing.T) {
 		t.Errorf("no ioshape-%s.html: %v (%s)", id, err, out)
 	}
 }
+
+// Under sudo, what import and report write — the trace, the report, and
+// every store directory made on the way — belongs to the invoking user.
+func TestFilesBelongToTheSudoCaller(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testutil.Unavailable(t, "acting as sudo needs root")
+	}
+	env := []string{"SUDO_UID=65534", "SUDO_GID=65534"}
+	base := t.TempDir()
+	store := filepath.Join(base, "made", "on", "the", "way")
+	capture := testutil.Repo(t, "internal", "parse", "testdata", "bpftrace-cp-cat-dd.txt")
+	r := ioshape(t, env, "--store", store, "import", capture)
+	if r.code != 0 {
+		t.Fatalf("import: %s", r.stderr)
+	}
+	trace := strings.Fields(r.stdout)[1]
+	html := filepath.Join(base, "report.html")
+	if r := ioshape(t, env, "--store", store, "report", "-o", html, trace); r.code != 0 {
+		t.Fatalf("report: %s", r.stderr)
+	}
+	for _, p := range []string{filepath.Join(base, "made"), filepath.Join(base, "made", "on"), store, filepath.Join(store, "traces"), trace, html} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || st.Gid != 65534 {
+			t.Errorf("%s is owned by %d:%d, not the sudo caller", p, st.Uid, st.Gid)
+		}
+	}
+}

@@ -356,3 +356,21 @@ func TestServeStopEndsCommandAndReleasesTracer(t *testing.T) {
 		}
 	}
 }
+
+// A daemon shutting down ends the command it was recording.
+func TestServeShutdownEndsCommand(t *testing.T) {
+	requireTracing(t)
+	d := startDaemon(t, t.TempDir(), "--run-as", "nobody")
+	arg, pattern := uniqueSleep(t)
+	if code, st := d.post(t, "/api/recordings", map[string]any{"mode": "command", "command": []string{"sleep", arg}}); code != http.StatusCreated {
+		t.Fatalf("start: %d %+v", code, st)
+	}
+	if !started(pattern, 10*time.Second) {
+		t.Fatal("the command did not start")
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.cmd.Wait()
+	if !gone(pattern, 6*time.Second) {
+		t.Error("the command outlived the daemon")
+	}
+}

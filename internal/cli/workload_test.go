@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ioshape/ioshape/internal/testutil"
 )
 
 // A workload unique to one test: a sleep with an odd length, found by its
@@ -160,5 +162,30 @@ func TestRecordDurationIsTheTargets(t *testing.T) {
 	}
 	if got < 0.95 || got > 1.4 {
 		t.Errorf("sleep 1 recorded as %.3f s", got)
+	}
+}
+
+// A store that fills up stops the recording with an error, and the command
+// goes with it.
+func TestRecordStoreFullStopsTheCommand(t *testing.T) {
+	requireTracing(t)
+	store := t.TempDir()
+	if err := syscall.Mount("tmpfs", store, "tmpfs", 0, "size=256k"); err != nil {
+		testutil.Unavailable(t, "cannot mount a small tmpfs: %v", err)
+	}
+	defer syscall.Unmount(store, syscall.MNT_DETACH)
+	dir := workdir(t)
+	file := dir + "/data"
+	prepFile(t, file, 64)
+	// Random 4 KiB reads, fast: the trace outgrows 256 KiB in seconds.
+	pattern := "fio --name=fill --filename=" + file
+	t.Cleanup(func() { exec.Command("pkill", "-f", pattern).Run() })
+	r := ioshape(t, nil, "--store", store, "record", "--backend", testBackend, "--", "fio", "--name=fill", "--filename="+file,
+		"--size=64M", "--rw=randread", "--bs=4k", "--direct=1", "--runtime=120", "--time_based", "--output=/dev/null")
+	if r.code == 0 || !strings.Contains(r.stderr, "no space left") {
+		t.Errorf("record into a full store: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if !gone(pattern, 6*time.Second) {
+		t.Error("the command outlived the failed recording")
 	}
 }

@@ -241,3 +241,19 @@ func TestIndexLineRoundTrip(t *testing.T) {
 		t.Errorf("round trip: %+v, want %+v", got, sm)
 	}
 }
+
+// When a store path is in the way, the message names it and says what is
+// wrong (not "could not find a free trace ID").
+func TestStorePathInTheWay(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "traces"), []byte("x"), 0o644)
+	_, _, err := Open(dir).NewPath()
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "traces")) || !strings.Contains(err.Error(), "is a file") {
+		t.Errorf("traces/ a file: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "plain")
+	os.WriteFile(file, []byte("x"), 0o644)
+	if _, _, err := Open(filepath.Join(file, "store")).NewPath(); err == nil || !strings.Contains(err.Error(), file) {
+		t.Errorf("a parent that is a file: %v", err)
+	}
+}

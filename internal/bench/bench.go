@@ -1,0 +1,295 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ioshape/ioshape/internal/drive"
+)
+
+// Config is one drive measurement.
+type Config struct {
+	Dir  string // measure here, on a file ioshape creates and removes
+	File string // or on this file (created and removed if it did not exist)
+	// Size is the test file's size; Runtime the whole measurement's.
+	Size    int64
+	Runtime time.Duration
+	Label   string
+	Fio     string // path; empty: look it up in PATH
+	// Progress is told of each test as it ends ("3/74 read seq 4 KiB QD1: 310 MB/s").
+	Progress func(done, total int, t Test, p drive.Point)
+}
+
+// Test is one shape the grid measures.
+type Test struct {
+	Op     string // read or write
+	Access string // seq or rand
+	Size   int64
+	Depth  int
+	Jobs   int
+}
+
+func (t Test) String() string {
+	jobs := ""
+	if t.Jobs > 1 {
+		jobs = fmt.Sprintf("T%d", t.Jobs)
+	}
+	return fmt.Sprintf("%s %s %s Q%d%s", t.Op, t.Access, sizeName(t.Size), t.Depth, jobs)
+}
+
+func sizeName(b int64) string {
+	if b >= 1<<20 {
+		return fmt.Sprintf("%dM", b>>20)
+	}
+	return fmt.Sprintf("%dK", b>>10)
+}
+
+// Sizes and Depths span what the prediction interpolates over: 4 KiB to
+// 1 MiB, one, a few and many requests in flight.
+var (
+	Sizes  = []int64{4 << 10, 16 << 10, 64 << 10, 128 << 10, 512 << 10, 1 << 20}
+	Depths = []int{1, 4, 32}
+)
+
+// Grid is every test: read and write × sequential and random × sizes ×
+// depths, and the catalog's thread-based pattern (CrystalDiskMark RND4K
+// Q32T16).
+func Grid() []Test {
+	var out []Test
+	for _, op := range []string{"read", "write"} {
+		for _, access := range []string{"seq", "rand"} {
+			for _, size := range Sizes {
+				for _, depth := range Depths {
+					out = append(out, Test{op, access, size, depth, 1})
+				}
+			}
+		}
+		out = append(out, Test{op, "rand", 4 << 10, 32, 16})
+	}
+	return out
+}
+
+// Defaults: a 2-minute measurement on a 1 GiB file.
+const (
+	DefaultSize    = 1 << 30
+	DefaultRuntime = 100 * time.Second
+)
+
+// Run measures a drive: every test of the grid, one fio run each, direct
+// I/O (buffered with the page cache dropped where the file system refuses
+// O_DIRECT, and the profile says so). Its errors are one line.
+func Run(ctx context.Context, cfg Config) (*drive.Profile, error) {
+	if cfg.Size == 0 {
+		cfg.Size = DefaultSize
+	}
+	if cfg.Runtime == 0 {
+		cfg.Runtime = DefaultRuntime
+	}
+	fio, err := findFio(cfg.Fio)
+	if err != nil {
+		return nil, err
+	}
+	file, created, err := testFile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		defer os.Remove(file)
+	}
+	direct, err := directIO(file)
+	if err != nil {
+		return nil, err
+	}
+	p := describe(cfg, file, fio, direct)
+	tests := Grid()
+	each := cfg.Runtime / time.Duration(len(tests))
+	if each < 200*time.Millisecond {
+		each = 200 * time.Millisecond
+	}
+	for i, t := range tests {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !direct {
+			if err := dropCaches(); err != nil {
+				return nil, err
+			}
+		}
+		pt, err := runOne(ctx, fio, file, cfg.Size, t, each, direct)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("fio, %s: %w", t, err)
+		}
+		p.Points = append(p.Points, pt)
+		if cfg.Progress != nil {
+			cfg.Progress(i+1, len(tests), t, pt)
+		}
+	}
+	return p, p.Validate()
+}
+
+func findFio(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	p, err := exec.LookPath("fio")
+	if err != nil {
+		return "", errors.New("fio is not installed: install it with 'sudo apt-get install fio' (Debian/Ubuntu), 'sudo dnf install fio' (Fedora) or 'brew install fio' (macOS)")
+	}
+	return p, nil
+}
+
+// testFile is the file to measure on, and whether Run made it (and so
+// removes it). It checks the place: writable, with room for the file.
+func testFile(cfg Config) (path string, created bool, err error) {
+	switch {
+	case cfg.Dir != "" && cfg.File != "":
+		return "", false, errors.New("give --dir or --file, not both")
+	case cfg.Dir == "" && cfg.File == "":
+		return "", false, errors.New("give --dir DIR (a file is made there and removed) or --file FILE")
+	case cfg.File != "":
+		fi, err := os.Stat(cfg.File)
+		switch {
+		case err == nil && !fi.Mode().IsRegular():
+			return "", false, fmt.Errorf("%s is not a regular file: ioshape bench writes to its file, so it measures only on files", cfg.File)
+		case err == nil:
+			return cfg.File, false, roomFor(filepath.Dir(cfg.File), cfg.Size-fi.Size())
+		case !errors.Is(err, os.ErrNotExist):
+			return "", false, fmt.Errorf("cannot use %s: %w", cfg.File, err)
+		}
+		return cfg.File, true, roomFor(filepath.Dir(cfg.File), cfg.Size)
+	}
+	fi, err := os.Stat(cfg.Dir)
+	if err != nil || !fi.IsDir() {
+		return "", false, fmt.Errorf("%s is not a directory", cfg.Dir)
+	}
+	probe, err := os.CreateTemp(cfg.Dir, ".ioshape-bench-*")
+	if err != nil {
+		return "", false, fmt.Errorf("cannot write in %s: %w", cfg.Dir, unwrapPath(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if err := roomFor(cfg.Dir, cfg.Size); err != nil {
+		return "", false, err
+	}
+	return filepath.Join(cfg.Dir, fmt.Sprintf(".ioshape-bench-%d", os.Getpid())), true, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// roomFor checks a file system has need bytes free, with some to spare.
+func roomFor(dir string, need int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil // cannot tell: fio will say
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	if need > 0 && free < need+need/20 {
+		return fmt.Errorf("not enough space in %s: the test file needs %d MiB, %d MiB are free (use --size)", dir, need>>20, free>>20)
+	}
+	return nil
+}
+
+// describe starts the profile: where, what, when.
+func describe(cfg Config, file, fio string, direct bool) *drive.Profile {
+	host, _ := os.Hostname()
+	p := &drive.Profile{Name: cfg.Label, Host: host, Dir: filepath.Dir(file), Date: time.Now().UTC(), Buffered: !direct, Tool: "fio"}
+	if out, err := exec.Command(fio, "--version").Output(); err == nil {
+		p.Tool = strings.TrimSpace(string(out))
+	}
+	p.Device, p.FSType = deviceOf(p.Dir)
+	if p.Name == "" {
+		p.Name = p.Device
+	}
+	return p
+}
+
+// runOne runs one test and reads fio's account of it.
+func runOne(ctx context.Context, fio, file string, size int64, t Test, runtime time.Duration, direct bool) (drive.Point, error) {
+	rw := map[string]string{"readseq": "read", "readrand": "randread", "writeseq": "write", "writerand": "randwrite"}[t.Op+t.Access]
+	engine := "libaio"
+	if t.Depth == 1 {
+		engine = "psync"
+	}
+	args := []string{"--name=ioshape-bench", "--filename=" + file, fmt.Sprintf("--size=%d", size), "--rw=" + rw,
+		fmt.Sprintf("--bs=%d", t.Size), fmt.Sprintf("--iodepth=%d", t.Depth), fmt.Sprintf("--numjobs=%d", t.Jobs),
+		"--ioengine=" + engine, fmt.Sprintf("--direct=%d", boolInt(direct)), fmt.Sprintf("--runtime=%dms", runtime.Milliseconds()),
+		"--time_based", "--group_reporting", "--norandommap", "--randrepeat=0", "--output-format=json"}
+	cmd := exec.CommandContext(ctx, fio, args...)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			msg, _, _ := strings.Cut(strings.TrimSpace(string(ee.Stderr)), "\n")
+			return drive.Point{}, errors.New(msg)
+		}
+		return drive.Point{}, err
+	}
+	return parseFio(out, t)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fioResult is the part of fio's JSON output a point needs.
+type fioResult struct {
+	Jobs []struct {
+		Read  fioSide `json:"read"`
+		Write fioSide `json:"write"`
+	} `json:"jobs"`
+}
+
+type fioSide struct {
+	IOPS    float64 `json:"iops"`
+	BwBytes float64 `json:"bw_bytes"`
+	LatNs   struct {
+		Mean float64 `json:"mean"`
+	} `json:"lat_ns"`
+	ClatNs struct {
+		Percentile map[string]float64 `json:"percentile"`
+	} `json:"clat_ns"`
+}
+
+// parseFio reads fio's JSON (it may print notices before it).
+func parseFio(out []byte, t Test) (drive.Point, error) {
+	if i := strings.IndexByte(string(out), '{'); i > 0 {
+		out = out[i:]
+	}
+	var r fioResult
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Jobs) == 0 {
+		return drive.Point{}, errors.New("fio's output is not its JSON report")
+	}
+	side := r.Jobs[0].Read
+	if t.Op == "write" {
+		side = r.Jobs[0].Write
+	}
+	if side.IOPS <= 0 || side.LatNs.Mean <= 0 {
+		return drive.Point{}, errors.New("fio completed no I/O")
+	}
+	return drive.Point{Op: t.Op, Access: t.Access, SizeBytes: t.Size, Depth: t.Depth, Jobs: t.Jobs,
+		IOPS: round(side.IOPS), MBs: round(side.BwBytes / 1e6), LatUs: round(side.LatNs.Mean / 1e3),
+		LatP99Us: round(side.ClatNs.Percentile["99.000000"] / 1e3)}, nil
+}
+
+func round(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }

@@ -1,0 +1,78 @@
+//go:build linux && e2e
+
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/drive"
+	"github.com/ioshape/ioshape/internal/testutil"
+)
+
+// A real, short bench on this machine's disk: every grid point measured,
+// the summary printed, the profile in the store and listed, and its test
+// file gone.
+func TestBenchMeasuresADrive(t *testing.T) {
+	requireTracing(t) // fio and root
+	store, dir := t.TempDir(), workdir(t)
+	r := ioshape(t, nil, "--store", store, "bench", "--dir", dir, "--size", "64M", "--runtime", "20s", "--label", "vm-disk")
+	if r.code != 0 {
+		t.Fatalf("bench: %s", r.stderr)
+	}
+	for _, want := range []string{"SEQ1M Q8T1", "RND4K Q1T1", `drive profile "vm-disk"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if n := strings.Count(r.stderr, "MB/s"); n != 74 {
+		t.Errorf("%d progress lines, want 74", n)
+	}
+	ls := ioshape(t, nil, "--store", store, "drives", "--json")
+	var ds []*drive.Profile
+	if err := json.Unmarshal([]byte(ls.stdout), &ds); err != nil || len(ds) != 1 || len(ds[0].Points) != 74 || ds[0].Device == "" {
+		t.Fatalf("drives: %v %s", err, ls.stdout)
+	}
+	// Reads are faster with more in flight on any real drive.
+	d := ds[0]
+	if q32, q1 := d.MBs("read", "rand", 4096, 32), d.MBs("read", "rand", 4096, 1); !(q32 > q1) {
+		t.Errorf("RND4K read: Q32 %.1f MB/s, Q1 %.1f MB/s", q32, q1)
+	}
+	if left := countFiles(t, dir); left != 0 {
+		t.Errorf("%d files left in %s", left, dir)
+	}
+}
+
+// Not enough space, and a directory that cannot be written, are one line
+// each.
+func TestBenchPlaceErrors(t *testing.T) {
+	requireTracing(t)
+	small := t.TempDir()
+	if err := syscall.Mount("tmpfs", small, "tmpfs", 0, "size=8m"); err != nil {
+		testutil.Unavailable(t, "cannot mount a tmpfs: %v", err)
+	}
+	defer syscall.Unmount(small, syscall.MNT_DETACH)
+	ro := t.TempDir()
+	if err := syscall.Mount("tmpfs", ro, "tmpfs", syscall.MS_RDONLY, "size=8m"); err != nil {
+		testutil.Unavailable(t, "cannot mount a tmpfs: %v", err)
+	}
+	defer syscall.Unmount(ro, syscall.MNT_DETACH)
+	for _, c := range []struct{ dir, want string }{{small, "not enough space"}, {ro, "cannot write in"}} {
+		r := ioshape(t, nil, "--store", t.TempDir(), "bench", "--dir", c.dir, "--size", "64M")
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%s: exit %d, stderr %q; want one line with %q", c.dir, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(des)
+}

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ioshape/ioshape/internal/report"
+)
+
+func newDrivesCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "drives",
+		Short: "List the drive profiles in the store (made by 'ioshape bench')",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := g.store()
+			if err != nil {
+				return err
+			}
+			ds, err := st.Drives()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(g.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(ds)
+			}
+			if len(ds) == 0 {
+				fmt.Fprintf(g.stderr, "no drive profiles in %s yet: measure one with 'sudo ioshape bench --dir DIR --label NAME'\n", st.Dir)
+				return nil
+			}
+			tw := tabwriter.NewWriter(g.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tHOST\tDEVICE\tFS\tDATE\tSEQ1M Q8T1 READ\tRND4K Q1T1 READ\tNOTE")
+			for _, d := range ds {
+				note := ""
+				switch {
+				case d.Coarse:
+					note = "coarse"
+				case d.Buffered:
+					note = "buffered (no O_DIRECT)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s MB/s\t%s MB/s\t%s\n", d.Name, report.OrDash(d.Host), report.OrDash(d.Device), report.OrDash(d.FSType),
+					d.Date.Local().Format("2006-01-02 15:04"), report.Num(d.Headline("read"), 0), report.Num(d.MBs("read", "rand", 4096, 1), 1), note)
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the profiles as JSON")
+	return c
+}

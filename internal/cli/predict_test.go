@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/predict"
+	"github.com/ioshape/ioshape/internal/testutil"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// predict on a real trace with AmorphousDiskMark's numbers: JSON with the
+// documented fields, a headline beside the prediction.
+func TestPredictJSON(t *testing.T) {
+	trace := testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace")
+	r := ioshape(t, nil, "--store", t.TempDir(), "predict", "--json", "--adm-read", "3000,1500,800,50", "--adm-write", "2500,1400,700,120", trace)
+	if r.code != 0 {
+		t.Fatalf("predict: %s", r.stderr)
+	}
+	var res predict.Result
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !(res.PredictedS > 0) || !(res.RecordedS > 3) || !(res.HeadlineS > 0) || res.Tracks == "" || len(res.Phases) == 0 || len(res.Processes) == 0 {
+		t.Errorf("prediction %+v", res)
+	}
+	for _, key := range []string{`"predicted_s"`, `"recorded_s"`, `"headline_s"`, `"from_s"`, `"to_s"`, `"pattern"`} {
+		if !strings.Contains(r.stdout, key) {
+			t.Errorf("the JSON lacks %s", key)
+		}
+	}
+}
+
+// Each way predict can fail says so in one line, with a non-zero exit.
+func TestPredictErrors(t *testing.T) {
+	store := t.TempDir()
+	trace := testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace")
+	noIO := filepath.Join(t.TempDir(), "noio.iotrace")
+	w, _ := tracefile.Create(noIO, tracefile.Header{Tool: "test"})
+	w.Write(&event.Event{Layer: event.Syscall, Op: event.Flush, Start: 0, End: 1000, Pid: 1})
+	w.Close(tracefile.Footer{DurationNs: 1000})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predict", "--drive", "nosuch", trace}, `no drive profile "nosuch"`},
+		{[]string{"predict", trace}, "name the drive"},
+		{[]string{"predict", "--adm-read", "1,2,3", trace}, "four AmorphousDiskMark numbers"},
+		{[]string{"predict", "--adm-read", "3000,1500,800,50", noIO}, "no reads or writes to predict"},
+	} {
+		r := ioshape(t, nil, append([]string{"--store", store}, c.args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// bench without fio says how to install it; without a place, what to give.
+func TestBenchErrors(t *testing.T) {
+	store := t.TempDir()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"PATH=/nonexistent"}, []string{"bench", "--dir", dir}, "fio is not installed: install it with"},
+		{nil, []string{"bench"}, "give --dir DIR"},
+		{nil, []string{"bench", "--dir", filepath.Join(dir, "nosuch")}, "is not a directory"},
+		{nil, []string{"bench", "--dir", dir, "--size", "lots"}, "give a size such as 512M"},
+	} {
+		r := ioshape(t, c.env, append([]string{"--store", store}, c.args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package drive
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+
+	"gonum.org/v1/gonum/interp"
+)
+
+// Profile is a drive as `ioshape bench` measured it: how it serves each
+// shape of request — read or write, sequential or random, a size, a
+// number of requests in flight. Documented in docs/drive-profile.md.
+type Profile struct {
+	Name   string    `json:"name"`
+	Host   string    `json:"host,omitempty"`
+	Dir    string    `json:"dir,omitempty"`    // where it was measured
+	Device string    `json:"device,omitempty"` // the block device under Dir
+	FSType string    `json:"fstype,omitempty"`
+	Date   time.Time `json:"date"`
+	Tool   string    `json:"tool"` // "fio-3.33", or where coarse numbers came from
+	// Buffered: the file system refused O_DIRECT, so the tests ran buffered
+	// with the page cache dropped before each.
+	Buffered bool `json:"buffered,omitempty"`
+	// Coarse: a few headline numbers, not a grid (AmorphousDiskMark's four).
+	Coarse bool    `json:"coarse,omitempty"`
+	Points []Point `json:"points"`
+}
+
+// Point is one measured shape.
+type Point struct {
+	Op        string  `json:"op"`     // read or write
+	Access    string  `json:"access"` // seq or rand
+	SizeBytes int64   `json:"size_bytes"`
+	Depth     int     `json:"depth"` // requests in flight per job
+	Jobs      int     `json:"jobs"`
+	IOPS      float64 `json:"iops"`
+	MBs       float64 `json:"mb_s"`        // 10⁶ bytes per second
+	LatUs     float64 `json:"lat_mean_us"` // submission to completion, mean
+	LatP99Us  float64 `json:"lat_p99_us,omitempty"`
+}
+
+// InFlight is how many requests the point kept outstanding.
+func (p Point) InFlight() int { return p.Depth * max(p.Jobs, 1) }
+
+// Read reads a profile (JSON), checking it is usable.
+func Read(r io.Reader) (*Profile, error) {
+	var p Profile
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("not a drive profile: %w", err)
+	}
+	return &p, p.Validate()
+}
+
+// Validate reports a profile that cannot predict anything.
+func (p *Profile) Validate() error {
+	if len(p.Points) == 0 {
+		return errors.New("the drive profile has no measurements")
+	}
+	for _, pt := range p.Points {
+		switch {
+		case pt.Op != "read" && pt.Op != "write", pt.Access != "seq" && pt.Access != "rand":
+			return fmt.Errorf("drive profile: a point is %s %s (want read or write, seq or rand)", pt.Op, pt.Access)
+		case pt.SizeBytes <= 0, pt.Depth <= 0, !(pt.LatUs > 0), math.IsInf(pt.LatUs, 0):
+			return fmt.Errorf("drive profile: a %s %s point has no size, depth or latency", pt.Op, pt.Access)
+		}
+	}
+	return nil
+}
+
+// Coarse builds a profile from AmorphousDiskMark's four numbers (MB/s for
+// SEQ1M QD8, SEQ1M QD1, RND4K QD64, RND4K QD1), for reads and, if given,
+// writes. Latency follows from Little's law: in flight × size ÷ rate.
+func Coarse(name string, read, write []float64) (*Profile, error) {
+	p := &Profile{Name: name, Tool: "AmorphousDiskMark results (given)", Coarse: true, Date: time.Now().UTC()}
+	shapes := []struct {
+		access string
+		size   int64
+		depth  int
+	}{{"seq", 1 << 20, 8}, {"seq", 1 << 20, 1}, {"rand", 4096, 64}, {"rand", 4096, 1}}
+	for k, vals := range [][]float64{read, write} {
+		if len(vals) == 0 {
+			continue
+		}
+		if len(vals) != 4 {
+			return nil, errors.New("give the four AmorphousDiskMark numbers in MB/s: SEQ1M QD8, SEQ1M QD1, RND4K QD64, RND4K QD1")
+		}
+		for i, v := range vals {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return nil, errors.New("AmorphousDiskMark numbers must be positive MB/s figures")
+			}
+			s := shapes[i]
+			p.Points = append(p.Points, pointFromRate([]string{"read", "write"}[k], s.access, s.size, s.depth, 1, v))
+		}
+	}
+	return p, p.Validate()
+}
+
+func pointFromRate(op, access string, size int64, depth, jobs int, mbs float64) Point {
+	iops := mbs * 1e6 / float64(size)
+	return Point{Op: op, Access: access, SizeBytes: size, Depth: depth, Jobs: jobs, IOPS: iops, MBs: mbs,
+		LatUs: float64(depth*jobs) / iops * 1e6}
+}
+
+// ServiceUs is how long the drive takes to complete one request of this
+// shape when inflight requests are outstanding (the request's own
+// included): the measured mean latency, interpolated piecewise linearly on
+// log₂ size and log₂ in-flight count. Beyond the largest depth measured,
+// the drive is taken as saturated (latency grows with the queue, by
+// Little's law); below the grid's sizes, as at its smallest.
+func (p *Profile) ServiceUs(op, access string, size int64, inflight float64) float64 {
+	pts := p.shape(op, access)
+	if len(pts) == 0 {
+		return math.NaN()
+	}
+	inflight = math.Max(inflight, 1)
+	// Latency at each measured depth, at this size.
+	byDepth := map[int][]Point{}
+	for _, pt := range pts {
+		byDepth[pt.InFlight()] = append(byDepth[pt.InFlight()], pt)
+	}
+	depths := make([]int, 0, len(byDepth))
+	for d := range byDepth {
+		depths = append(depths, d)
+	}
+	sort.Ints(depths)
+	xs, ys := make([]float64, 0, len(depths)), make([]float64, 0, len(depths))
+	for _, d := range depths {
+		xs = append(xs, math.Log2(float64(d)))
+		ys = append(ys, latAtSize(byDepth[d], size))
+	}
+	top := depths[len(depths)-1]
+	if inflight > float64(top) {
+		return ys[len(ys)-1] * inflight / float64(top)
+	}
+	return along(xs, ys, math.Log2(inflight))
+}
+
+// shape is the points for an op and access. A coarse profile lacks sizes
+// for some: the other access's points stand in, as the nearest measure.
+func (p *Profile) shape(op, access string) []Point {
+	var same, other []Point
+	for _, pt := range p.Points {
+		switch {
+		case pt.Op != op:
+		case pt.Access == access:
+			same = append(same, pt)
+		default:
+			other = append(other, pt)
+		}
+	}
+	if len(same) == 0 {
+		return other
+	}
+	return same
+}
+
+// latAtSize interpolates latency on log₂ size among points of one depth.
+func latAtSize(pts []Point, size int64) float64 {
+	sort.Slice(pts, func(i, j int) bool { return pts[i].SizeBytes < pts[j].SizeBytes })
+	var xs, ys []float64
+	for _, pt := range pts {
+		x := math.Log2(float64(pt.SizeBytes))
+		if len(xs) > 0 && x == xs[len(xs)-1] {
+			ys[len(ys)-1] = (ys[len(ys)-1] + pt.LatUs) / 2
+			continue
+		}
+		xs, ys = append(xs, x), append(ys, pt.LatUs)
+	}
+	x := math.Log2(float64(max(size, 1)))
+	if x > xs[len(xs)-1] && len(xs) == 1 {
+		// One size measured: beyond it, transfer time grows with size.
+		return ys[0] * float64(size) / float64(pts[0].SizeBytes)
+	}
+	if x > xs[len(xs)-1] {
+		// Larger than measured: extend the last segment's transfer rate.
+		last := len(xs) - 1
+		bytesPerUs := (math.Exp2(xs[last]) - math.Exp2(xs[last-1])) / math.Max(ys[last]-ys[last-1], 1e-9)
+		return ys[last] + (float64(size)-math.Exp2(xs[last]))/bytesPerUs
+	}
+	return along(xs, ys, x)
+}
+
+// along interpolates piecewise linearly, clamped at the ends.
+func along(xs, ys []float64, x float64) float64 {
+	switch {
+	case len(xs) == 1 || x <= xs[0]:
+		return ys[0]
+	case x >= xs[len(xs)-1]:
+		return ys[len(ys)-1]
+	}
+	var pl interp.PiecewiseLinear
+	if err := pl.Fit(xs, ys); err != nil {
+		return ys[0]
+	}
+	return pl.Predict(x)
+}
+
+// MBs is the throughput a shape gets at an in-flight count.
+func (p *Profile) MBs(op, access string, size int64, inflight float64) float64 {
+	return float64(size) * math.Max(inflight, 1) / p.ServiceUs(op, access, size, inflight)
+}
+
+// Headline is the number a drive is sold by: SEQ1M at 8 in flight (Q8T1).
+func (p *Profile) Headline(op string) float64 { return p.MBs(op, "seq", 1<<20, 8) }

@@ -1,0 +1,81 @@
+package drive
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// grid is a drive taking 50 µs + 1 µs per KiB at one request in flight,
+// twice that at four.
+func grid() *Profile {
+	p := &Profile{Name: "g"}
+	for _, d := range []int{1, 4} {
+		for _, s := range []int64{4096, 65536} {
+			lat := (50 + float64(s)/1024) * float64(map[int]int{1: 1, 4: 2}[d])
+			p.Points = append(p.Points, Point{Op: "read", Access: "rand", SizeBytes: s, Depth: d, Jobs: 1, LatUs: lat})
+		}
+	}
+	return p
+}
+
+func TestServiceInterpolates(t *testing.T) {
+	p := grid()
+	for _, c := range []struct {
+		size     int64
+		inflight float64
+		want     float64
+	}{
+		{4096, 1, 54},                 // measured
+		{65536, 4, 2 * 114},           // measured
+		{16384, 1, 54 + (114-54)*0.5}, // log₂ 16 KiB is halfway from 4 to 64 KiB
+		{4096, 2, 54 * 1.5},           // log₂ 2 is halfway from 1 to 4
+		{4096, 8, 2 * 54 * 2},         // beyond the grid: saturated, Little's law
+		{512, 1, 54},                  // below the smallest size: as at it
+		{1 << 20, 1, 114 + (1<<20-65536)/(float64(65536-4096)/60)}, // beyond the largest: its transfer rate
+	} {
+		if got := p.ServiceUs("read", "rand", c.size, c.inflight); math.Abs(got-c.want) > 1e-6*c.want {
+			t.Errorf("%d B at %v in flight: %v µs, want %v", c.size, c.inflight, got, c.want)
+		}
+	}
+	// No sequential reads measured: the random ones stand in.
+	if got := p.ServiceUs("read", "seq", 4096, 1); got != 54 {
+		t.Errorf("seq stand-in: %v", got)
+	}
+	if got := p.ServiceUs("write", "seq", 4096, 1); !math.IsNaN(got) {
+		t.Errorf("no writes measured, yet %v", got)
+	}
+}
+
+// AmorphousDiskMark's four numbers make a coarse profile that gives them
+// back.
+func TestCoarse(t *testing.T) {
+	p, err := Coarse("adm", []float64{6300, 2100, 900, 60}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		access   string
+		size     int64
+		inflight float64
+		want     float64
+	}{{"seq", 1 << 20, 8, 6300}, {"seq", 1 << 20, 1, 2100}, {"rand", 4096, 64, 900}, {"rand", 4096, 1, 60}} {
+		if got := p.MBs("read", c.access, c.size, c.inflight); math.Abs(got-c.want) > 1e-6*c.want {
+			t.Errorf("%s %d Q%v: %v MB/s, want %v", c.access, c.size, c.inflight, got, c.want)
+		}
+	}
+	if p.Headline("read") != 6300 {
+		t.Errorf("headline %v", p.Headline("read"))
+	}
+	if _, err := Coarse("x", []float64{1, 2}, nil); err == nil || !strings.Contains(err.Error(), "four") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	for _, in := range []string{`{}`, `{"points":[{"op":"read","access":"seq","size_bytes":0,"depth":1,"lat_mean_us":1}]}`, `{"name":1}`, `{"extra":true}`} {
+		if _, err := Read(strings.NewReader(in)); err == nil {
+			t.Errorf("%s read as a profile", in)
+		}
+	}
+}
