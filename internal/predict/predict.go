@@ -201,7 +201,7 @@ func (b *Builder) serviceOnDrive(d *drive.Profile) {
 	sort.Slice(b.reqs, func(i, j int) bool { return b.reqs[i].start < b.reqs[j].start })
 	var ends endHeap
 	recent := map[event.Dev][]int64{} // ends of the last requests per device
-	tieEnd := 0 // requests arriving at the same instant count each other
+	tieEnd := 0                       // requests arriving at the same instant count each other
 	for i := range b.reqs {
 		r := &b.reqs[i]
 		if i >= tieEnd {
