@@ -90,6 +90,13 @@ type call struct {
 	start, end int64
 	pid        uint32
 	ratio      float64 // new ÷ recorded drive time; 1: not drive-bound
+	// For a direct or asynchronous call that no block request answered
+	// (a drive the block layer does not see, such as zram): its shape.
+	direct bool
+	write  bool
+	size   int64
+	offset int64
+	dev    event.Dev
 }
 
 // request is what it keeps of a block request.
@@ -135,7 +142,8 @@ func (b *Builder) Add(e *event.Event) {
 	switch e.Layer {
 	case event.Syscall:
 		if e.Flags&event.FlagKernel == 0 {
-			b.calls = append(b.calls, call{start: e.Start, end: e.End, pid: e.Pid, ratio: 1})
+			b.calls = append(b.calls, call{start: e.Start, end: e.End, pid: e.Pid, ratio: 1, write: w, size: e.Size, offset: e.Offset, dev: e.Dev,
+				direct: e.Op.IsData() && e.Flags&(event.FlagDirect|event.FlagAsync) != 0})
 			if e.Op.IsData() {
 				b.sysBytes[boolIdx(w)] += e.Bytes
 			}
@@ -178,7 +186,7 @@ func (b *Builder) Predict(d *drive.Profile, recordedNs int64, phases []Boundary)
 			}
 		}
 	} else {
-		b.bindCalls()
+		b.bindCalls(d)
 	}
 	periods := busyPeriods(b.calls, func(call) bool { return true })
 	var busy, saved float64
@@ -212,17 +220,7 @@ func (b *Builder) serviceOnDrive(d *drive.Profile) {
 				ends.push(b.reqs[tieEnd].end)
 			}
 		}
-		access := "rand"
-		for _, e := range recent[r.dev] {
-			if e == r.offset {
-				access = "seq"
-			}
-		}
-		rs := append(recent[r.dev], r.offset+r.size)
-		if len(rs) > 8 {
-			rs = rs[1:]
-		}
-		recent[r.dev] = rs
+		access := accessOf(recent, r.dev, r.offset, r.size)
 		op := "read"
 		if r.write {
 			op = "write"
@@ -237,11 +235,21 @@ func (b *Builder) serviceOnDrive(d *drive.Profile) {
 
 // bindCalls finds, for each call, the block requests that arrived while
 // it was outstanding — its process's, or the kernel's on its behalf — and
-// sets its ratio from them.
-func (b *Builder) bindCalls() {
+// sets its ratio from them. A direct or asynchronous call no request
+// answered went to a drive the block layer does not see (zram and other
+// bio-based devices): it is drive-bound all the same, and its new time is
+// the profile's for its own shape, at the calls in flight when it came.
+func (b *Builder) bindCalls(d *drive.Profile) {
 	sort.Slice(b.calls, func(i, j int) bool { return b.calls[i].start < b.calls[j].start })
+	var ends endHeap
+	recent := map[event.Dev][]int64{}
 	for i := range b.calls {
 		c := &b.calls[i]
+		for len(ends) > 0 && ends[0] <= c.start {
+			ends.pop()
+		}
+		ends.push(c.end)
+		access := accessOf(recent, c.dev, c.offset, c.size)
 		lo := sort.Search(len(b.reqs), func(k int) bool { return b.reqs[k].start >= c.start })
 		var rec, now float64
 		for k := lo; k < len(b.reqs) && b.reqs[k].start <= c.end; k++ {
@@ -251,10 +259,33 @@ func (b *Builder) bindCalls() {
 				now += r.newUs * 1e3
 			}
 		}
-		if rec > 0 {
+		switch {
+		case rec > 0:
 			c.ratio = now / rec
+		case c.direct && c.end > c.start:
+			op := map[bool]string{false: "read", true: "write"}[c.write]
+			if us := d.ServiceUs(op, access, c.size, float64(len(ends))); !math.IsNaN(us) {
+				c.ratio = us * 1e3 / float64(c.end-c.start)
+			}
 		}
 	}
+}
+
+// accessOf says whether an I/O continues one of the last 8 on its device
+// (sequential) or not, and remembers where it ends.
+func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) string {
+	access := "rand"
+	for _, e := range recent[dev] {
+		if e == offset {
+			access = "seq"
+		}
+	}
+	rs := append(recent[dev], offset+size)
+	if len(rs) > 8 {
+		rs = rs[1:]
+	}
+	recent[dev] = rs
+	return access
 }
 
 // period is a stretch with some drive-bound call outstanding: its length

@@ -169,3 +169,24 @@ func TestNoIO(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// A direct read no block request answered (a bio-based drive such as zram,
+// which the block tracepoints do not see) is drive-bound all the same: its
+// time becomes the profile's for its own shape.
+func TestDirectCallsWithoutBlockLayer(t *testing.T) {
+	b := NewBuilder()
+	at := int64(0)
+	for i := 0; i < 100; i++ {
+		off := int64(i*7919%1000) << 20
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 10*us, Size: 4096, Bytes: 4096, Offset: off,
+			Pid: 3, Tid: 3, Flags: event.FlagDirect})
+		at += 110 * us
+	}
+	res, err := b.Predict(flat("slow", 50, 1), at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "predicted", res.PredictedS, 100*(100+50)*1e-6)
+	res, _ = b.Predict(flat("same", 10, 1), at, nil)
+	near(t, "on a drive like the recording one", res.PredictedS, res.RecordedS)
+}
