@@ -76,11 +76,7 @@ func runClassify(ctx context.Context, g *globals, o *classifyOptions, arg string
 	if opts.Drive, err = o.drive.results(); err != nil {
 		return err
 	}
-	st, err := g.store()
-	if err != nil {
-		return err
-	}
-	path, err := st.Resolve(arg)
+	path, err := g.resolve(arg)
 	if err != nil {
 		return err
 	}

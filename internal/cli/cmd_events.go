@@ -19,11 +19,7 @@ func newEventsCommand(g *globals) *cobra.Command {
 		Short: "Print a trace's events as tab-separated text, one I/O a line",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := g.store()
-			if err != nil {
-				return err
-			}
-			path, err := st.Resolve(args[0])
+			path, err := g.resolve(args[0])
 			if err != nil {
 				return err
 			}

@@ -64,7 +64,7 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 	if err != nil {
 		return err
 	}
-	path, err := st.Resolve(arg)
+	path, err := g.resolve(arg)
 	if err != nil {
 		return err
 	}

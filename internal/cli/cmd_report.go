@@ -96,11 +96,7 @@ func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driv
 	if copts.Drive, err = drive.results(); err != nil {
 		return nil, err
 	}
-	st, err := g.store()
-	if err != nil {
-		return nil, err
-	}
-	path, err := st.Resolve(arg)
+	path, err := g.resolve(arg)
 	if err != nil {
 		return nil, err
 	}

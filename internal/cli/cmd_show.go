@@ -62,11 +62,7 @@ func profileOptions(writeback string) (profile.Options, error) {
 
 // loadShow resolves a trace argument and profiles it.
 func loadShow(ctx context.Context, g *globals, arg string, opts profile.Options) (*report.Show, error) {
-	st, err := g.store()
-	if err != nil {
-		return nil, err
-	}
-	path, err := st.Resolve(arg)
+	path, err := g.resolve(arg)
 	if err != nil {
 		return nil, err
 	}

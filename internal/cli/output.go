@@ -72,14 +72,7 @@ func (g *globals) writeOutput(ctx context.Context, path string, write func(io.Wr
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	defer os.Remove(f.Name())
-	w := bufio.NewWriter(f)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = writeTo(f, write)
 	if err == nil {
 		err = ctx.Err() // interrupted while writing: keep nothing
 	}
@@ -100,16 +93,8 @@ func (g *globals) writeOutput(ctx context.Context, path string, write func(io.Wr
 // writeInPlace writes to an existing file that is not a regular one.
 func writeInPlace(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	w := bufio.NewWriter(f)
-	err = write(w)
 	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		err = writeTo(f, write)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
@@ -123,4 +108,26 @@ func (g *globals) chownToInvoker(path string) {
 	if err := store.InvokingUser().Chown(path); err != nil {
 		fmt.Fprintf(g.stderr, "warning: %s stays owned by root: %v\n", path, err)
 	}
+}
+
+// writeTo writes through a buffer and closes f, with the first error.
+func writeTo(f *os.File, write func(io.Writer) error) error {
+	w := bufio.NewWriter(f)
+	err := write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// resolve finds the trace a command's argument names, in the store.
+func (g *globals) resolve(arg string) (string, error) {
+	st, err := g.store()
+	if err != nil {
+		return "", err
+	}
+	return st.Resolve(arg)
 }

@@ -108,12 +108,7 @@ func (b *Builder) makeRoomForProcess() {
 		b.procs[otherPid] = other
 	}
 	for _, q := range procs[:len(procs)/2] {
-		other.SyscallIOs += q.SyscallIOs
-		other.SyscallReadBytes += q.SyscallReadBytes
-		other.SyscallWriteBytes += q.SyscallWriteBytes
-		other.BlockIOs += q.BlockIOs
-		other.BlockReadBytes += q.BlockReadBytes
-		other.BlockWriteBytes += q.BlockWriteBytes
+		other.Add(*q)
 		delete(b.procs, q.Pid)
 		b.foldedProcs++
 	}

@@ -64,6 +64,16 @@ type Process struct {
 	Kernel            bool   `json:"kernel,omitempty"`
 }
 
+// Add sums another process's I/O into p (for rows that stand for many).
+func (p *Process) Add(o Process) {
+	p.SyscallIOs += o.SyscallIOs
+	p.SyscallReadBytes += o.SyscallReadBytes
+	p.SyscallWriteBytes += o.SyscallWriteBytes
+	p.BlockIOs += o.BlockIOs
+	p.BlockReadBytes += o.BlockReadBytes
+	p.BlockWriteBytes += o.BlockWriteBytes
+}
+
 // PageCache compares what was asked for with what reached the drive.
 type PageCache struct {
 	SyscallReadBytes  int64 `json:"syscall_read_bytes"`

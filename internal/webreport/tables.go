@@ -108,12 +108,7 @@ func processViews(procs []profile.Process) []processView {
 	var rest profile.Process
 	for i, p := range procs {
 		if i >= maxProcessRows {
-			rest.SyscallIOs += p.SyscallIOs
-			rest.SyscallReadBytes += p.SyscallReadBytes
-			rest.SyscallWriteBytes += p.SyscallWriteBytes
-			rest.BlockIOs += p.BlockIOs
-			rest.BlockReadBytes += p.BlockReadBytes
-			rest.BlockWriteBytes += p.BlockWriteBytes
+			rest.Add(p)
 			continue
 		}
 		out = append(out, processRow(fmt.Sprint(p.Pid), p.Comm, p))
