@@ -3,10 +3,12 @@ package analysis
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/export"
 	"github.com/ioshape/ioshape/internal/predict"
 )
 
@@ -43,4 +45,18 @@ func Predict(ctx context.Context, path string, d *drive.Profile, watch Watch) (*
 		bounds[0].AtNs = 0
 	}
 	return b.Predict(d, recorded, bounds)
+}
+
+// ExportIolog writes the trace at path as a fio version 3 iolog (see
+// export.Iolog) and returns the files it names.
+func ExportIolog(ctx context.Context, path string, w io.Writer, watch Watch) ([]export.File, int, event.Layer, error) {
+	var l export.Iolog
+	if _, _, err := Events(ctx, path, "exporting", watch, func(e *event.Event) error {
+		l.Add(e)
+		return nil
+	}); err != nil {
+		return nil, 0, 0, err
+	}
+	files, n, err := l.Write(w)
+	return files, n, l.Layer(), err
 }

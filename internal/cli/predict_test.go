@@ -78,3 +78,27 @@ func TestBenchErrors(t *testing.T) {
 		}
 	}
 }
+
+// export says what it needs, and refuses a trace with nothing to replay.
+func TestExportErrors(t *testing.T) {
+	store := t.TempDir()
+	trace := testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace")
+	noIO := filepath.Join(t.TempDir(), "noio.iotrace")
+	w, _ := tracefile.Create(noIO, tracefile.Header{Tool: "test"})
+	w.Write(&event.Event{Layer: event.Block, Op: event.Discard, Start: 0, End: 1000, Pid: 1})
+	w.Close(tracefile.Footer{DurationNs: 1000})
+	out := filepath.Join(t.TempDir(), "x.iolog")
+	for _, c := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"export", trace}, "--fio-iolog FILE", 2},
+		{[]string{"export", "--fio-iolog", out, noIO}, "no reads or writes to export", 1},
+	} {
+		r := ioshape(t, nil, append([]string{"--store", store}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}
