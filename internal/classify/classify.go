@@ -25,10 +25,14 @@ type Options struct {
 
 // Result is a trace's classification.
 type Result struct {
-	Shape   Shape          `json:"shape"`
-	Matches []Match        `json:"matches"`
-	Mixture []Share        `json:"mixture"`
-	Phases  []Phase        `json:"phases"`
+	Shape   Shape   `json:"shape"`
+	Matches []Match `json:"matches"`
+	Mixture []Share `json:"mixture"`
+	Phases  []Phase `json:"phases"`
+	// Actors are the programs behind the I/O, each with its own shape;
+	// empty when one program did it all.
+	Actors  []Actor        `json:"actors,omitempty"`
+	Verdict Verdict        `json:"verdict"`
 	Drive   *DriveEstimate `json:"drive,omitempty"`
 }
 
@@ -71,11 +75,13 @@ func Classify(src Source, opts Options) (*Result, error) {
 	// Pass 1: the whole trace.
 	whole := profile.NewBuilder(popts)
 	first, last, seen := int64(0), int64(0), false
+	var tally actorTally
 	if err := src(func(e *event.Event) {
 		whole.Add(e)
 		if !e.Op.IsData() || !keep(e) {
 			return
 		}
+		tally.add(e)
 		if !seen || e.Start < first {
 			first = e.Start
 		}
@@ -108,11 +114,14 @@ func Classify(src Source, opts Options) (*Result, error) {
 	}
 	res.Mixture = mixture(wins)
 
-	// Pass 3: a profile per phase.
-	res.Phases, err = phases(src, popts, keep, first, width, wins, exp)
+	// Pass 3: a profile per phase, and per actor.
+	actors := newActorBuilder(tally.pick(), popts)
+	res.Phases, err = phases(src, popts, keep, first, width, wins, exp, actors.add)
 	if err != nil {
 		return nil, err
 	}
+	res.Actors = actors.finish(&tally, first, exp)
+	res.Verdict = verdictOf(res)
 	if opts.Drive != nil {
 		res.Drive = estimate(res, exp, opts.Drive)
 	}
@@ -237,11 +246,9 @@ func phaseRuns(wins []window) [][2]int {
 	return runs
 }
 
-func phases(src Source, popts profile.Options, keep func(*event.Event) bool, first, width int64, wins []window, exp []Expected) ([]Phase, error) {
+// phases profiles each phase; also sees every kept event of the pass.
+func phases(src Source, popts profile.Options, keep func(*event.Event) bool, first, width int64, wins []window, exp []Expected, also func(*event.Event)) ([]Phase, error) {
 	runs := phaseRuns(wins)
-	if len(runs) == 0 {
-		return nil, nil
-	}
 	phaseOf := map[int]int{}
 	for p, r := range runs {
 		for i := r[0]; i <= r[1]; i++ {
@@ -254,6 +261,10 @@ func phases(src Source, popts profile.Options, keep func(*event.Event) bool, fir
 	}
 	if err := src(func(e *event.Event) {
 		if !keep(e) {
+			return
+		}
+		also(e)
+		if len(runs) == 0 {
 			return
 		}
 		w := int(max(0, e.Start-first) / width)

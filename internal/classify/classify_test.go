@@ -209,3 +209,47 @@ func TestShapeOneLayer(t *testing.T) {
 		t.Error("empty profile has a shape")
 	}
 }
+
+// A trace of one pattern gets "Shaped like" it; two phases of different
+// programs get a verdict that says nothing fits and leads with the split,
+// and an actor each, with the shape of its own I/O.
+func TestVerdictAndActors(t *testing.T) {
+	one, err := Classify(sliceSource(Generate(patternByID(t, "real-fcp-scrub"))), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !one.Verdict.Fits || !strings.HasPrefix(one.Verdict.Text, "Shaped like "+one.Matches[0].Name) || len(one.Actors) != 0 {
+		t.Errorf("one pattern: verdict %+v, actors %+v", one.Verdict, one.Actors)
+	}
+
+	evs := twoPhases(t)
+	for i := range evs {
+		evs[i].Comm, evs[i].Pid = "reader", 10
+		if evs[i].Bytes >= 1<<20 {
+			evs[i].Comm, evs[i].Pid = "streamer", 20
+		}
+	}
+	res, err := Classify(sliceSource(evs), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Verdict.Text
+	if res.Verdict.Fits || !strings.Contains(v, "No single benchmark pattern fits") || !strings.Contains(v, "2 phases") ||
+		!strings.Contains(v, "like "+res.Phases[0].Best.Name) {
+		t.Errorf("verdict %q", v)
+	}
+	if len(res.Actors) != 2 {
+		t.Fatalf("actors %+v", res.Actors)
+	}
+	byName := map[string]Actor{}
+	for _, a := range res.Actors {
+		byName[a.Name] = a
+	}
+	r, s := byName["reader"], byName["streamer"]
+	if r.Best.Family != "rnd4k-q1" || s.Best.Family != "seq1m-q8" || r.Shape.Access != "random" || s.Shape.Access != "sequential" {
+		t.Errorf("reader %s %s, streamer %s %s", r.Best.Family, r.Shape.Access, s.Best.Family, s.Shape.Access)
+	}
+	if r.Processes != 1 || s.BytesShare < 0.95 || r.EndS > s.StartS+0.01 || res.Actors[0].Name != "streamer" {
+		t.Errorf("actors %+v", res.Actors)
+	}
+}

@@ -333,7 +333,7 @@ func TestServeStopEndsCommandAndReleasesTracer(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("start: %d %+v", code, st)
 	}
-	if !started(pattern, 10*time.Second) {
+	if !started(pattern, 30*time.Second) {
 		t.Fatal("the command did not start")
 	}
 	if code, _ := d.post(t, "/api/recordings/"+st.ID+"/stop", map[string]any{}); code != http.StatusAccepted {
@@ -365,7 +365,7 @@ func TestServeShutdownEndsCommand(t *testing.T) {
 	if code, st := d.post(t, "/api/recordings", map[string]any{"mode": "command", "command": []string{"sleep", arg}}); code != http.StatusCreated {
 		t.Fatalf("start: %d %+v", code, st)
 	}
-	if !started(pattern, 10*time.Second) {
+	if !started(pattern, 30*time.Second) {
 		t.Fatal("the command did not start")
 	}
 	d.cmd.Process.Signal(syscall.SIGTERM)

@@ -67,6 +67,12 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 			return "malformed exit line"
 		}
 		r.rec = Record{Kind: KindExit, Pid: p}
+	case b[0] == 'M' && len(b) > 1 && b[1] == ' ':
+		cpu, err := strconv.Atoi(string(bytes.TrimSpace(b[2:])))
+		if err != nil || cpu < 0 {
+			return "malformed mark line"
+		}
+		r.rec = Record{Kind: KindMark, N: int64(cpu)}
 	case bytes.Equal(b, []byte("READY")):
 		r.rec = Record{Kind: KindReady}
 	case bytes.HasPrefix(b, []byte("READY ")):
@@ -88,6 +94,10 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 		// A block request still in the tracer's map at exit: issued, its
 		// completion never seen.
 		r.rec = Record{Kind: KindCounter, Name: CounterUnfinished, N: 1}
+	case isStateEntry(b):
+		// Other in-flight state the script's END clears; bpftrace prints
+		// what probes firing during its exit put back.
+		r.rec = Record{Kind: KindSkip}
 	case b[0] == '@':
 		i := bytes.Index(b, []byte(": "))
 		if i < 0 {
@@ -348,4 +358,17 @@ func truncate(b []byte, n int) string {
 		return string(b[:n]) + "…"
 	}
 	return string(b)
+}
+
+// stateMaps are the script's in-flight maps other than @rq.
+var stateMaps = [][]byte{[]byte("@rqd["), []byte("@sc["), []byte("@sco["), []byte("@aio["),
+	[]byte("@aioev["), []byte("@uring["), []byte("@track["), []byte("@root[")}
+
+func isStateEntry(b []byte) bool {
+	for _, m := range stateMaps {
+		if bytes.HasPrefix(b, m) {
+			return true
+		}
+	}
+	return false
 }

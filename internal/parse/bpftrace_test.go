@@ -51,6 +51,8 @@ func dumpWith(t *testing.T, r scanner) string {
 			fmt.Fprintf(&out, "error %v\n", rec.Err)
 		case KindSkip:
 			fmt.Fprintf(&out, "skip\n")
+		case KindMark:
+			fmt.Fprintf(&out, "mark cpu %d\n", rec.N)
 		}
 	}
 	if err := r.Err(); err != nil {

@@ -19,6 +19,7 @@ const (
 	KindNotice                  // a line with no data (a banner); Text holds it
 	KindError                   // Err holds a syntax error
 	KindWarning                 // Text is something the user should be told
+	KindMark                    // the flush mark from CPU N: all it printed before is read
 )
 
 // Counter names a KindCounter record can carry.

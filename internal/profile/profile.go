@@ -13,7 +13,8 @@ type Options struct {
 	// ExcludeWriteback leaves out block I/O issued by kernel threads
 	// (writeback, journal) on behalf of processes.
 	ExcludeWriteback bool
-	// Window is how far out of time order events may arrive (default 2s).
+	// Window is how far out of time order events may arrive (default 10s: a
+	// tracer on a busy machine can be seconds behind on one CPU).
 	Window time.Duration
 	// Devices names device numbers.
 	Devices []event.Device
@@ -132,7 +133,7 @@ type Builder struct {
 // NewBuilder returns an empty Builder.
 func NewBuilder(opts Options) *Builder {
 	if opts.Window == 0 {
-		opts.Window = 2 * time.Second
+		opts.Window = 10 * time.Second
 	}
 	b := &Builder{
 		opts:     opts,

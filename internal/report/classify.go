@@ -21,6 +21,7 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 	}
 	s := r.Shape
 	ew.printf("Trace %s\n", name)
+	ew.printf("  %s\n", r.Verdict.Text)
 	ew.printf("  shape  %s, %s (by bytes), queue depth %s requested / %s at the device, %s reads, %s idle  [%s layer, %s I/Os, %s]\n\n",
 		s.Access, Bytes(s.BlockSizeBytes), Num(s.QueueDepth, 1), Num(s.DeviceQueueDepth, 1), Percent(s.ReadFraction),
 		Percent(s.IdleFraction), s.Layer, Count(s.IOs), Bytes(s.Bytes))
@@ -59,6 +60,16 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 		for _, p := range r.Phases {
 			fmt.Fprintf(tw, "  %s–%s s\t%s, %s, QD %s, %s reads\t→ %s (%.2f)\n", Num(p.StartS, 2), Num(p.EndS, 2), p.Shape.Access,
 				Bytes(p.Shape.BlockSizeBytes), Num(p.Shape.QueueDepth, 1), Percent(p.Shape.ReadFraction), p.Best.Name, p.Best.Score)
+		}
+		tw.Flush()
+		ew.printf("\n")
+	}
+	if len(r.Actors) > 0 {
+		ew.printf("Actors\n")
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		for _, a := range r.Actors {
+			fmt.Fprintf(tw, "  %s\t%s–%s s\t%s of the bytes\t%s, %s, QD %s, %s reads\t→ %s (%.2f)\n", a.Name, Num(a.StartS, 2), Num(a.EndS, 2),
+				Percent(a.BytesShare), a.Shape.Access, Bytes(a.Shape.BlockSizeBytes), Num(a.Shape.QueueDepth, 1), Percent(a.Shape.ReadFraction), a.Best.Name, a.Best.Score)
 		}
 		tw.Flush()
 		ew.printf("\n")

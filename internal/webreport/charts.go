@@ -384,7 +384,7 @@ func throughputChart(id string, p *profile.Profile, phases []classify.Phase) (ch
 	}
 	note := "MB/s on the left, IOPS (dashed) on the right. " + binNote(s)
 	if len(phases) > 1 {
-		note += " Shaded: the phases classify found, each labelled with its best match."
+		note += " Shaded: the phases classify found, numbered as in the phases table, with their best match where there is room."
 	}
 	return chart{ID: id, Title: "Throughput and IOPS over time", c: line, Note: note}, true
 }
@@ -400,12 +400,32 @@ func phaseAreas(phases []classify.Phase) charts.SeriesOpts {
 		ma := &opts.MarkAreas{MarkAreaStyle: opts.MarkAreaStyle{Label: &opts.Label{Show: opts.Bool(true), Position: "insideTop", FontSize: 10}}}
 		for i, ph := range phases {
 			ma.Data = append(ma.Data, []end{
-				{Name: ph.Best.Name, XAxis: ph.StartS, ItemStyle: &opts.ItemStyle{Color: colors[i%2]}},
+				{Name: phaseLabel(i, ph, phases), XAxis: ph.StartS, ItemStyle: &opts.ItemStyle{Color: colors[i%2]}},
 				{XAxis: ph.EndS},
 			})
 		}
 		s.MarkAreas = ma
 	})
+}
+
+// phaseLabel names a phase on the chart by its number in the phases
+// table, with as much of its best match's name as its width has room for:
+// full names on short phases would run into each other.
+func phaseLabel(i int, ph classify.Phase, all []classify.Phase) string {
+	label := strconv.Itoa(i + 1)
+	span := all[len(all)-1].EndS - all[0].StartS
+	if span <= 0 {
+		return label
+	}
+	room := int((ph.EndS - ph.StartS) / span * 90) // characters at about 900 px
+	if room < 8 {
+		return label
+	}
+	name := []rune(ph.Best.Name)
+	if len(name) > room-3 {
+		name = append(name[:room-4], '…')
+	}
+	return label + ". " + string(name)
 }
 
 // rankingChart is the best matches' scores.

@@ -28,6 +28,8 @@ type reportView struct {
 }
 
 type headlineView struct {
+	Fits                                                                  bool
+	Verdict                                                               string
 	Match, Access, Block, QueueDepth, DriveQueueDepth, Reads, Idle, Layer string
 }
 
@@ -61,6 +63,7 @@ func Report(a *report.Analysis, o Options) *Page {
 	if a.Class != nil {
 		sh := a.Class.Shape
 		v.Headline = &headlineView{
+			Fits: a.Class.Verdict.Fits, Verdict: a.Class.Verdict.Text,
 			Match: a.Class.Matches[0].Name, Access: sh.Access, Block: report.Bytes(sh.BlockSizeBytes),
 			QueueDepth: report.Num(sh.QueueDepth, 1), DriveQueueDepth: report.Num(sh.DeviceQueueDepth, 1),
 			Reads: report.Percent(sh.ReadFraction), Idle: report.Percent(sh.IdleFraction), Layer: sh.Layer,

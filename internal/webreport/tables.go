@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/ioshape/ioshape/internal/classify"
+
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
 )
@@ -23,7 +25,13 @@ type classView struct {
 	Matches []matchView
 	Mixture []mixtureView
 	Phases  []phaseView
+	Actors  []actorView
 	Drive   *driveView
+}
+
+type actorView struct {
+	Name, From, To, Bytes, Shape, Best string
+	Score                              float64
 }
 
 type matchView struct {
@@ -43,6 +51,7 @@ type dimensionView struct {
 type mixtureView struct{ Name, Family, Bytes, Time string }
 
 type phaseView struct {
+	N                     int
 	From, To, Shape, Best string
 	Score                 float64
 }
@@ -75,10 +84,12 @@ func newClassView(a *report.Analysis, ranking chartView, top int) *classView {
 	for _, m := range c.Mixture {
 		v.Mixture = append(v.Mixture, mixtureView{m.Name, m.Family, report.Percent(m.BytesShare), report.Percent(m.TimeShare)})
 	}
-	for _, p := range c.Phases {
-		shape := fmt.Sprintf("%s, %s, QD %s, %s reads", p.Shape.Access, report.Bytes(p.Shape.BlockSizeBytes),
-			report.Num(p.Shape.QueueDepth, 1), report.Percent(p.Shape.ReadFraction))
-		v.Phases = append(v.Phases, phaseView{From: report.Num(p.StartS, 2), To: report.Num(p.EndS, 2), Shape: shape, Best: p.Best.Name, Score: p.Best.Score})
+	for i, p := range c.Phases {
+		v.Phases = append(v.Phases, phaseView{N: i + 1, From: report.Num(p.StartS, 2), To: report.Num(p.EndS, 2), Shape: shapeText(p.Shape), Best: p.Best.Name, Score: p.Best.Score})
+	}
+	for _, a := range c.Actors {
+		v.Actors = append(v.Actors, actorView{Name: a.Name, From: report.Num(a.StartS, 2), To: report.Num(a.EndS, 2),
+			Bytes: report.Percent(a.BytesShare), Shape: shapeText(a.Shape), Best: a.Best.Name, Score: a.Best.Score})
 	}
 	if d := c.Drive; d != nil {
 		dv := &driveView{Title: "What this means for your drive",
@@ -146,4 +157,10 @@ func deviceViews(devs []profile.DeviceProfile) []deviceView {
 		}
 	}
 	return out
+}
+
+// shapeText is a shape in a few words.
+func shapeText(s classify.Shape) string {
+	return fmt.Sprintf("%s, %s, QD %s, %s reads", s.Access, report.Bytes(s.BlockSizeBytes),
+		report.Num(s.QueueDepth, 1), report.Percent(s.ReadFraction))
 }

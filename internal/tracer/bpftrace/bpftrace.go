@@ -157,6 +157,12 @@ func (t *tracer) Pids() []int                    { return []int{t.cmd.Process.Pi
 func (t *tracer) Stop()                          { t.cmd.Process.Signal(syscall.SIGINT) }
 func (t *tracer) Kill()                          { t.cmd.Process.Kill() }
 
+// Mark prints a flush mark into each CPU's buffer (see the script).
+func (t *tracer) Mark() int {
+	self := os.Getpid()
+	return session.OnEachCPU(func() { markCPU(self) })
+}
+
 // Poll reads the kernel's miss counters of bpftrace's programs.
 func (t *tracer) Poll(res *session.Result) {
 	if n, ok := probeMisses(t.cmd.Process.Pid); ok && n > res.ProbeMisses {

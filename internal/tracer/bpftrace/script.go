@@ -59,6 +59,7 @@ var ScriptCalls = []ScriptCall{
 var RequiredTracepoints = []string{
 	"block/block_rq_insert", "block/block_rq_issue", "block/block_rq_complete",
 	"sched/sched_process_fork", "syscalls/sys_enter_pread64", "syscalls/sys_exit_pread64",
+	"syscalls/sys_enter_getpgid",
 }
 
 // missingTracepointsIn lists the required tracepoints absent from a
@@ -75,6 +76,7 @@ func missingTracepointsIn(base string) []string {
 
 type scriptData struct {
 	Arch      string // the architecture, for the READY line
+	Self      int    // ioshape's pid: its getpgid(self) calls are flush marks
 	Seeds     []int
 	Command   bool
 	Names     []string
@@ -90,10 +92,12 @@ type scriptData struct {
 var bpftraceTemplate = template.Must(template.New("ioshape.bt").Parse(dscripts.Bpftrace))
 
 // Render fills the script for a target. self is ioshape's own pid,
-// excluded in whole-system mode so the trace writer does not trace itself.
+// excluded in whole-system mode so the trace writer does not trace itself,
+// and the caller of the flush marks.
 func Render(t session.Target, seeds []int, self int) (session.Script, error) {
 	d := scriptData{
 		Arch:          runtime.GOARCH,
+		Self:          self,
 		Seeds:         seeds,
 		Command:       len(t.Command) > 0,
 		Names:         t.Names,

@@ -33,6 +33,14 @@ type Tracer interface {
 // still exist.
 type Poller interface{ Poll(res *Result) }
 
+// Marker is a Tracer that can lag behind the kernel and, stopped, drop
+// what it has not read without counting it (bpftrace and its per-CPU
+// buffers). Mark has a mark put in each buffer and says how many; the loop
+// stops the tracer once that many KindMark records have come through
+// Records, so everything buffered before the stop is in the trace or
+// counted lost.
+type Marker interface{ Mark() int }
+
 // StatusSource is a Tracer that starts the helper itself (bpftrace -c): the
 // helper's status lines come through it.
 type StatusSource interface{ Status() <-chan string }
@@ -119,6 +127,8 @@ type loop struct {
 	stoppedAt time.Time
 	endedAt   time.Time
 	stopTimer <-chan time.Time
+	marks     int // flush marks still awaited before the tracer is stopped
+	markTimer <-chan time.Time
 	killTimer <-chan time.Time
 	err       error
 }
@@ -151,6 +161,10 @@ func (l *loop) run(ctx context.Context) {
 		case <-done:
 			done = nil
 			l.stop("interrupted")
+		case <-l.markTimer:
+			l.markTimer, l.marks = nil, 0
+			l.st.warn(fmt.Sprintf("%s had not caught up %v after the recording stopped: whatever it still held unread is missing and not counted", l.plan.Name, l.cfg.Grace))
+			l.halt()
 		case <-l.killTimer:
 			l.killTimer = nil
 			l.t.Kill()
@@ -196,6 +210,10 @@ func (l *loop) consume(batch []parse.Record) {
 	}
 	if err != nil {
 		l.fail(err)
+	}
+	if l.marks > 0 && len(l.st.marks) >= l.marks {
+		l.markTimer, l.marks = nil, 0
+		l.halt()
 	}
 }
 
@@ -274,12 +292,24 @@ func (l *loop) stop(reason string) {
 	l.poll() // a tracer's kernel counters are gone once it stops
 	l.stopping, l.stoppedAt = true, time.Now()
 	l.st.res.EndReason = reason
-	l.t.Stop()
-	l.killTimer = time.After(l.cfg.Grace)
 	if reason != "target exited" && l.ownsCommand() {
 		// The command belongs to the recording: it ends with it.
 		l.termSent = syscall.Kill(-l.st.command, syscall.SIGTERM) == nil
 	}
+	if m, ok := l.t.(Marker); ok && l.st.ready && l.err == nil {
+		clear(l.st.marks)
+		if l.marks = m.Mark(); l.marks > 0 {
+			l.markTimer = time.After(l.cfg.Grace)
+			return
+		}
+	}
+	l.halt()
+}
+
+// halt stops the tracer and arms the kill timer.
+func (l *loop) halt() {
+	l.t.Stop()
+	l.killTimer = time.After(l.cfg.Grace)
 }
 
 // ownsCommand reports whether a command ioshape started is to end with the

@@ -201,3 +201,90 @@ func hasWarning(res Result, s string) bool {
 	}
 	return false
 }
+
+// markingTracer is a fakeTracer with per-CPU buffers still holding a
+// backlog when the recording stops: Mark queues the backlog, then one mark
+// per CPU, as bpftrace would read them.
+type markingTracer struct {
+	*fakeTracer
+	backlog   []parse.Record
+	cpus      int
+	markSent  bool
+	stoppedAt int // events the loop had taken when Stop came
+	sink      *memSink
+	answer    bool // whether the marks come back at all
+}
+
+func (m *markingTracer) Mark() int {
+	m.markSent = true
+	go func() {
+		m.out <- m.backlog
+		if m.answer {
+			for c := 0; c < m.cpus; c++ {
+				m.out <- []parse.Record{{Kind: parse.KindMark, N: int64(c)}}
+			}
+		}
+	}()
+	return m.cpus
+}
+
+func (m *markingTracer) Stop() {
+	m.stoppedAt = len(m.sink.events)
+	m.fakeTracer.Stop()
+}
+
+func runMarking(t *testing.T, m *markingTracer, grace time.Duration) (Result, time.Duration) {
+	t.Helper()
+	plan := Plan{Name: "fake", Remedy: "none", Start: func(int) (Tracer, error) { return m, nil }}
+	cfg := Config{Target: Target{All: true, Duration: 20 * time.Millisecond}, Grace: grace}
+	start := time.Now()
+	res, err := Run(context.Background(), cfg, plan, m.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, time.Since(start)
+}
+
+func backlog(n int) []parse.Record {
+	b := make([]parse.Record, n)
+	for i := range b {
+		b[i] = parse.Record{Kind: parse.KindEvent, Event: event.Event{Layer: event.Block, Pid: 7, Start: 10, End: 20, Bytes: 4096}}
+	}
+	return b
+}
+
+// A tracer that lags is stopped only once every CPU's mark has come back,
+// so its backlog is in the trace (bpftrace dropped it, uncounted).
+func TestLoopStopsAfterMarks(t *testing.T) {
+	f := newFake()
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	m := &markingTracer{fakeTracer: f, backlog: backlog(500), cpus: 3, sink: &memSink{}, answer: true}
+	res, _ := runMarking(t, m, 5*time.Second)
+	if !m.markSent {
+		t.Fatal("the loop did not ask for marks")
+	}
+	if m.stoppedAt != 500 || res.Events != 500 {
+		t.Errorf("stopped after %d of 500 events, recorded %d", m.stoppedAt, res.Events)
+	}
+	if hasWarning(res, "caught up") {
+		t.Errorf("warned: %q", res.Warnings)
+	}
+}
+
+// Marks that never come back stop the tracer after the grace period, with
+// a warning that what it still held is missing.
+func TestLoopMarksTimeOut(t *testing.T) {
+	f := newFake()
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	m := &markingTracer{fakeTracer: f, backlog: backlog(10), cpus: 2, sink: &memSink{}}
+	res, took := runMarking(t, m, 150*time.Millisecond)
+	if took > 3*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if !hasWarning(res, "had not caught up") {
+		t.Errorf("no warning: %q", res.Warnings)
+	}
+	if res.EndReason != "duration" || res.Duration > time.Second {
+		t.Errorf("end %q after %v: the duration ends at the stop, not after the marks", res.EndReason, res.Duration)
+	}
+}

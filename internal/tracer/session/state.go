@@ -24,11 +24,12 @@ type state struct {
 	lastIO  time.Time
 	ready   bool
 	readyAt time.Time
-	command int // the pid (and process group) of the command ioshape started
+	marks   map[int64]bool // CPUs whose flush mark has been read
+	command int            // the pid (and process group) of the command ioshape started
 }
 
 func newState(t Target, sink Sink, seeds []int) *state {
-	st := &state{target: t, sink: sink, devs: map[event.Dev]bool{}, live: map[int]bool{},
+	st := &state{target: t, sink: sink, devs: map[event.Dev]bool{}, live: map[int]bool{}, marks: map[int64]bool{},
 		skip: map[uint32]bool{uint32(SelfPid): true}}
 	for _, p := range seeds {
 		st.live[p] = true
@@ -77,6 +78,8 @@ func (st *state) consume(batch []parse.Record) (ready *int64, err error) {
 			}
 		case parse.KindLost:
 			st.res.Lost += r.N
+		case parse.KindMark:
+			st.marks[r.N] = true
 		case parse.KindCounter:
 			st.count(r)
 		case parse.KindWarning:

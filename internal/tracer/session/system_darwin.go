@@ -23,6 +23,10 @@ func commandProcAttr(detach, _ bool) *syscall.SysProcAttr {
 // TracerProcAttr starts a tracer in ioshape's process group.
 func TracerProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 
+// OnEachCPU does nothing and returns 0: macOS cannot pin a thread to a CPU,
+// and its tracers need no flush marks.
+func OnEachCPU(func()) int { return 0 }
+
 // DropCaches empties the file cache with purge(8).
 func DropCaches() error {
 	syscall.Sync()

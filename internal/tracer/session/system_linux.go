@@ -2,11 +2,12 @@ package session
 
 import (
 	"fmt"
-
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -32,9 +33,41 @@ func commandProcAttr(detach, owned bool) *syscall.SysProcAttr {
 }
 
 // TracerProcAttr starts a tracer that gets SIGINT, and so exits cleanly,
-// if ioshape dies.
+// if ioshape dies. It has a process group of its own, so a Ctrl-C at the
+// terminal reaches only ioshape, which stops it once it has read
+// everything the tracer buffered (see Marker).
 func TracerProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT, Setpgid: true}
+}
+
+// OnEachCPU calls f once on each CPU ioshape may run on, pinned there, and
+// returns how many CPUs that was.
+func OnEachCPU(f func()) int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return 0
+	}
+	n := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The thread's affinity is changed for good: it stays locked, so
+		// the runtime ends it with this goroutine rather than reuse it.
+		runtime.LockOSThread()
+		for cpu := 0; cpu < 8*int(unsafe.Sizeof(set)); cpu++ {
+			if !set.IsSet(cpu) {
+				continue
+			}
+			var one unix.CPUSet
+			one.Set(cpu)
+			if unix.SchedSetaffinity(0, &one) == nil {
+				f()
+				n++
+			}
+		}
+	}()
+	<-done
+	return n
 }
 
 // DropCaches writes dirty data back and empties the page cache, so the

@@ -1,0 +1,191 @@
+package classify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/profile"
+)
+
+// FitScore is the least score at which the best match describes the whole
+// trace. Below it no single pattern fits (real work in several phases, say)
+// and the verdict leads with the phases and the mixture instead.
+const FitScore = 0.6
+
+// Verdict is the classification in a sentence, for the top of the text,
+// JSON and HTML outputs.
+type Verdict struct {
+	Fits bool   `json:"fits"` // the best match's score is at least FitScore
+	Text string `json:"text"`
+}
+
+// FitTimeShare is the least share of the I/O time the best match's family
+// must take, window by window, to stand for the whole trace: a stream that
+// moves most of the bytes in a fifth of the time does not describe the rest.
+const FitTimeShare = 0.7
+
+func verdictOf(r *Result) Verdict {
+	best := r.Matches[0]
+	timeShare := 1.0
+	if len(r.Mixture) > 0 {
+		timeShare = 0
+		for _, s := range r.Mixture {
+			if s.Family == best.Family {
+				timeShare = s.TimeShare
+			}
+		}
+	}
+	if best.Score >= FitScore && timeShare >= FitTimeShare {
+		return Verdict{Fits: true, Text: fmt.Sprintf("Shaped like %s (score %.2f).", best.Name, best.Score)}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "No single benchmark pattern fits the whole trace (closest: %s, score %.2f, %.0f%% of the I/O time).", best.Name, best.Score, 100*timeShare)
+	if len(r.Phases) > 1 {
+		fmt.Fprintf(&b, " It runs in %d phases.", len(r.Phases))
+	}
+	byTime := append([]Share(nil), r.Mixture...)
+	sort.SliceStable(byTime, func(i, j int) bool { return byTime[i].TimeShare > byTime[j].TimeShare })
+	var parts []string
+	for i, s := range byTime {
+		if i == 3 || s.TimeShare < 0.05 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%.0f%% like %s (%.0f%% of the bytes)", 100*s.TimeShare, s.Name, 100*s.BytesShare))
+	}
+	if len(parts) > 1 || len(parts) == 1 && byTime[0].Family != best.Family {
+		fmt.Fprintf(&b, " Of its I/O time, %s.", strings.Join(parts, ", "))
+	}
+	return Verdict{Text: b.String()}
+}
+
+// Actor is one program's part of the trace — all processes of one name,
+// or the kernel's own I/O (writeback, journal) as one — with its own shape
+// and best match: in a copy followed by a sync, the copier and the
+// writeback are different actors with different shapes.
+type Actor struct {
+	Name       string  `json:"name"`
+	Kernel     bool    `json:"kernel,omitempty"`
+	Processes  int     `json:"processes"`
+	StartS     float64 `json:"start_s"`
+	EndS       float64 `json:"end_s"`
+	BytesShare float64 `json:"bytes_share"`
+	Shape      Shape   `json:"shape"`
+	Best       Match   `json:"best"`
+}
+
+// Limits on actors: the biggest few, each with a real share of the bytes
+// or of the I/Os (small random reads move few bytes but take time).
+const (
+	maxActors      = 6
+	minActorShare  = 0.02
+	kernelActorKey = "\x00kernel"
+)
+
+// actorKey groups events by program; the kernel's I/O is one actor.
+func actorKey(e *event.Event) string {
+	if e.Flags&event.FlagKernel != 0 {
+		return kernelActorKey
+	}
+	return e.Comm
+}
+
+// actorTally counts each actor's data bytes in a first pass, to pick the
+// actors worth a profile of their own.
+type actorTally struct {
+	bytes, ios      map[string]int64
+	total, totalIOs int64
+}
+
+func (t *actorTally) add(e *event.Event) {
+	if t.bytes == nil {
+		t.bytes, t.ios = map[string]int64{}, map[string]int64{}
+	}
+	k := actorKey(e)
+	t.bytes[k] += e.Bytes
+	t.ios[k]++
+	t.total += e.Bytes
+	t.totalIOs++
+}
+
+// pick returns the actors to profile, biggest first; none when the trace
+// has only one.
+func (t *actorTally) pick() []string {
+	if len(t.bytes) < 2 || t.total == 0 {
+		return nil
+	}
+	var keys []string
+	for k, n := range t.bytes {
+		if float64(n) >= minActorShare*float64(t.total) || float64(t.ios[k]) >= minActorShare*float64(t.totalIOs) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if t.bytes[keys[i]] != t.bytes[keys[j]] {
+			return t.bytes[keys[i]] > t.bytes[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	if len(keys) > maxActors {
+		keys = keys[:maxActors]
+	}
+	return keys
+}
+
+// actorBuilder profiles the picked actors in one pass.
+type actorBuilder struct {
+	keys     []string
+	index    map[string]int
+	builders []*profile.Builder
+	pids     []map[uint32]bool
+	first    []int64
+	last     []int64
+}
+
+func newActorBuilder(keys []string, popts profile.Options) *actorBuilder {
+	a := &actorBuilder{keys: keys, index: map[string]int{}}
+	for i, k := range keys {
+		a.index[k] = i
+		a.builders = append(a.builders, profile.NewBuilder(popts))
+		a.pids = append(a.pids, map[uint32]bool{})
+		a.first = append(a.first, 0)
+		a.last = append(a.last, 0)
+	}
+	return a
+}
+
+func (a *actorBuilder) add(e *event.Event) {
+	i, ok := a.index[actorKey(e)]
+	if !ok {
+		return
+	}
+	a.builders[i].Add(e)
+	if !e.Op.IsData() {
+		return
+	}
+	a.pids[i][e.Pid] = true
+	if a.first[i] == 0 || e.Start < a.first[i] {
+		a.first[i] = e.Start
+	}
+	a.last[i] = max(a.last[i], e.End)
+}
+
+func (a *actorBuilder) finish(t *actorTally, origin int64, exp []Expected) []Actor {
+	var out []Actor
+	for i, k := range a.keys {
+		s, ok := ShapeOf(a.builders[i].Finish())
+		if !ok {
+			continue
+		}
+		act := Actor{Name: k, Processes: len(a.pids[i]), Shape: s, Best: Rank(s, exp)[0],
+			StartS:     round3(float64(max(0, a.first[i]-origin)) / 1e9),
+			EndS:       round3(float64(max(0, a.last[i]-origin)) / 1e9),
+			BytesShare: round3(float64(t.bytes[k]) / float64(t.total))}
+		if k == kernelActorKey {
+			act.Name, act.Kernel = "kernel (writeback, journal)", true
+		}
+		out = append(out, act)
+	}
+	return out
+}
