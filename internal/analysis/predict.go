@@ -3,13 +3,16 @@ package analysis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"sort"
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/export"
 	"github.com/ioshape/ioshape/internal/predict"
+	"github.com/ioshape/ioshape/internal/profile"
 )
 
 // Predict says how long the trace at path would take on drive d, per
@@ -47,16 +50,108 @@ func Predict(ctx context.Context, path string, d *drive.Profile, watch Watch) (*
 	return b.Predict(d, recorded, bounds)
 }
 
+// IologExport is what ExportIolog wrote.
+type IologExport struct {
+	Files  []export.File
+	IOs    int
+	Layer  event.Layer
+	Direct bool // replay with direct I/O, as the application did
+	Async  bool // replay through an asynchronous engine
+	Depth  int  // with Async, the most in flight
+}
+
 // ExportIolog writes the trace at path as a fio version 3 iolog (see
-// export.Iolog) and returns the files it names.
-func ExportIolog(ctx context.Context, path string, w io.Writer, watch Watch) ([]export.File, int, event.Layer, error) {
-	var l export.Iolog
+// export.Iolog), its files named under dir if dir is set.
+func ExportIolog(ctx context.Context, path, dir string, w io.Writer, watch Watch) (IologExport, error) {
+	l := export.Iolog{Dir: dir}
 	if _, _, err := Events(ctx, path, "exporting", watch, func(e *event.Event) error {
 		l.Add(e)
 		return nil
 	}); err != nil {
-		return nil, 0, 0, err
+		return IologExport{}, err
 	}
 	files, n, err := l.Write(w)
-	return files, n, l.Layer(), err
+	x := IologExport{Files: files, IOs: n, Layer: l.Layer()}
+	x.Direct, x.Async, x.Depth = l.ReplayMode()
+	return x, err
+}
+
+// ExportFioJob writes a fio job file with the shape of the trace at path:
+// one job per classified phase, in order, or with byProgram one per actor
+// (program), side by side. It returns the jobs written.
+func ExportFioJob(ctx context.Context, path string, w io.Writer, byProgram bool, watch Watch) ([]export.Job, error) {
+	meta, err := Meta(path)
+	if err != nil {
+		return nil, err
+	}
+	class, err := classify.Classify(source(ctx, path, watch), classify.Options{})
+	if err != nil {
+		return nil, err
+	}
+	byProgram = byProgram && len(class.Actors) > 0
+	parts, layers := fioJobParts(class, byProgram)
+	builders := make([]*profile.Builder, len(parts))
+	counters := make([]export.JobCounter, len(parts))
+	for i := range builders {
+		builders[i] = profile.NewBuilder(profile.Options{})
+	}
+	partOf := func(e *event.Event) int {
+		if byProgram {
+			name := classify.ActorOf(e)
+			for i, p := range parts {
+				if p.Name == name {
+					return i
+				}
+			}
+			return -1
+		}
+		at := float64(e.Start-class.Origin) / 1e9
+		i := sort.Search(len(parts), func(k int) bool { return parts[k].StartS > at }) - 1
+		return max(0, i)
+	}
+	if _, _, err := Events(ctx, path, "exporting", watch, func(e *event.Event) error {
+		if i := partOf(e); i >= 0 {
+			builders[i].Add(e)
+			counters[i].Add(e)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for i := range parts {
+		p := builders[i].Finish()
+		parts[i].Layer = p.Syscall
+		if layers[i] == "block" || p.Syscall == nil || p.Syscall.IOs == 0 {
+			parts[i].Layer = p.Block
+		}
+		counters[i].Fill(&parts[i])
+	}
+	title := "trace " + meta.Header.ID
+	if meta.Header.Label != "" {
+		title += " (" + meta.Header.Label + ")"
+	}
+	return export.WriteFioJob(w, title, parts, !byProgram)
+}
+
+// fioJobParts are the parts a fio job file has, with the layer each one's
+// shape was read from.
+func fioJobParts(c *classify.Result, byProgram bool) ([]export.JobPart, []string) {
+	var parts []export.JobPart
+	var layers []string
+	if byProgram {
+		for _, a := range c.Actors {
+			parts = append(parts, export.JobPart{Name: a.Name, StartS: a.StartS, EndS: a.EndS, Match: a.Best.Name})
+			layers = append(layers, a.Shape.Layer)
+		}
+		return parts, layers
+	}
+	for i, ph := range c.Phases {
+		parts = append(parts, export.JobPart{Name: fmt.Sprintf("phase%d", i+1), StartS: ph.StartS, EndS: ph.EndS, Match: ph.Best.Name})
+		layers = append(layers, ph.Shape.Layer)
+	}
+	if len(parts) == 0 {
+		parts = append(parts, export.JobPart{Name: "all", EndS: c.Shape.SpanS, Match: c.Matches[0].Name})
+		layers = append(layers, c.Shape.Layer)
+	}
+	return parts, layers
 }

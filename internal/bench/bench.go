@@ -94,7 +94,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Profile, error) {
 	if cfg.Runtime == 0 {
 		cfg.Runtime = DefaultRuntime
 	}
-	fio, err := findFio(cfg.Fio)
+	fio, err := FindFio(cfg.Fio)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,9 @@ func Run(ctx context.Context, cfg Config) (*drive.Profile, error) {
 	return p, p.Validate()
 }
 
-func findFio(path string) (string, error) {
+// FindFio is the fio to run: path if given, else fio on $PATH; its error
+// says how to install it.
+func FindFio(path string) (string, error) {
 	if path != "" {
 		return path, nil
 	}

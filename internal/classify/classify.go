@@ -34,6 +34,9 @@ type Result struct {
 	Actors  []Actor        `json:"actors,omitempty"`
 	Verdict Verdict        `json:"verdict"`
 	Drive   *DriveEstimate `json:"drive,omitempty"`
+	// Origin is the trace time phases and actors count from: the first
+	// data I/O's start.
+	Origin int64 `json:"-"`
 }
 
 // Share is one pattern family's part of a trace, of its bytes and of its
@@ -96,7 +99,7 @@ func Classify(src Source, opts Options) (*Result, error) {
 	if !ok || !seen {
 		return nil, ErrNoIO
 	}
-	res := &Result{Shape: shape, Matches: Rank(shape, exp)}
+	res := &Result{Shape: shape, Matches: Rank(shape, exp), Origin: first}
 
 	// Pass 2: windows, for the mixture and to find phase boundaries.
 	n := opts.Windows

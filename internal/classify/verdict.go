@@ -83,10 +83,22 @@ const (
 	kernelActorKey = "\x00kernel"
 )
 
+// kernelActorName names the kernel's own I/O as an actor.
+const kernelActorName = "kernel (writeback, journal)"
+
 // actorKey groups events by program; the kernel's I/O is one actor.
 func actorKey(e *event.Event) string {
 	if e.Flags&event.FlagKernel != 0 {
 		return kernelActorKey
+	}
+	return e.Comm
+}
+
+// ActorOf says which actor an event belongs to, by the name Actor.Name
+// gives it.
+func ActorOf(e *event.Event) string {
+	if e.Flags&event.FlagKernel != 0 {
+		return kernelActorName
 	}
 	return e.Comm
 }
@@ -183,7 +195,7 @@ func (a *actorBuilder) finish(t *actorTally, origin int64, exp []Expected) []Act
 			EndS:       round3(float64(max(0, a.last[i]-origin)) / 1e9),
 			BytesShare: round3(float64(t.bytes[k]) / float64(t.total))}
 		if k == kernelActorKey {
-			act.Name, act.Kernel = "kernel (writeback, journal)", true
+			act.Name, act.Kernel = kernelActorName, true
 		}
 		out = append(out, act)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -75,9 +74,7 @@ func runBench(ctx context.Context, g *globals, o *benchOptions) error {
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
+		return writeJSON(g.stdout, p)
 	}
 	writeDriveSummary(g, p)
 	fmt.Fprintf(g.stdout, "drive profile %q: %s\n", p.Name, path)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -88,9 +87,7 @@ func runClassify(ctx context.Context, g *globals, o *classifyOptions, arg string
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(g.stdout, res)
 	}
 	return report.WriteClassification(g.stdout, path, meta, res, o.top)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -58,9 +57,7 @@ func runCompare(ctx context.Context, g *globals, o *compareOptions, args []strin
 	c := report.Compare(as)
 	switch {
 	case o.json:
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(c)
+		return writeJSON(g.stdout, c)
 	case o.output != "":
 		page := webreport.Compare(as, c, webreport.Options{})
 		if err := g.writeOutput(ctx, o.output, page.Write); err != nil {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -26,9 +25,7 @@ func newDrivesCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(ds)
+				return writeJSON(g.stdout, ds)
 			}
 			if len(ds) == 0 {
 				fmt.Fprintf(g.stderr, "no drive profiles in %s yet: measure one with 'sudo ioshape bench --dir DIR --label NAME'\n", st.Dir)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -30,9 +29,7 @@ func newPatternsCommand(g *globals) *cobra.Command {
 				for _, e := range exp {
 					out = append(out, entry{e.Pattern, e.Shape})
 				}
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return writeJSON(g.stdout, out)
 			}
 			tw := tabwriter.NewWriter(g.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tFAMILY\tACCESS\tSIZE\tQD\tREADS\tIDLE\tVERIFIED\tNAME")

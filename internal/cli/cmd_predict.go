@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -76,9 +75,7 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(g.stdout, res)
 	}
 	writePrediction(g, arg, d, res)
 	return nil

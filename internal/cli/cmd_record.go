@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -75,16 +75,32 @@ func newRecordCommand(g *globals) *cobra.Command {
 }
 
 func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) error {
+	id, path, res, err := recordTrace(cmd.Context(), g, o, args)
+	if err != nil {
+		return err
+	}
+	if err := printRecorded(g, o, id, path, res); err != nil {
+		return err
+	}
+	if res.ExitStatus != nil && *res.ExitStatus != 0 {
+		return exitStatus(*res.ExitStatus)
+	}
+	return nil
+}
+
+// recordTrace records the target the options and args name into the store
+// (or --output) and returns the trace's ID, path and the recording's result.
+func recordTrace(ctx context.Context, g *globals, o *recordOptions, args []string) (id, path string, res tracer.Result, err error) {
 	switch o.backend {
 	case tracer.BackendAuto, tracer.BackendNative, tracer.BackendBpftrace, tracer.BackendDTrace, tracer.BackendFsUsage:
 	default:
-		return usageError{fmt.Errorf("unknown backend %q (auto, native, bpftrace, dtrace, fsusage)", o.backend)}
+		return "", "", res, usageError{fmt.Errorf("unknown backend %q (auto, native, bpftrace, dtrace, fsusage)", o.backend)}
 	}
 	if o.perfPages <= 0 || o.perfPages&(o.perfPages-1) != 0 {
-		return usageError{errors.New("--perf-pages must be a power of two")}
+		return "", "", res, usageError{errors.New("--perf-pages must be a power of two")}
 	}
 	if o.mapKeys <= 0 {
-		return usageError{errors.New("--map-keys must be positive")}
+		return "", "", res, usageError{errors.New("--map-keys must be positive")}
 	}
 	target := tracer.Target{
 		Command: args, Pids: o.pids, Names: o.names, WaitForNames: o.wait, All: o.all,
@@ -102,7 +118,7 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 	if o.raw != "" {
 		raw, err := g.createRaw(o.raw)
 		if err != nil {
-			return err
+			return "", "", res, err
 		}
 		defer raw.Close()
 		cfg.Raw = raw
@@ -113,24 +129,14 @@ func runRecord(cmd *cobra.Command, g *globals, o *recordOptions, args []string) 
 		Tracer: cfg, Label: o.label, Owner: owner, Store: g.storeIfAny(), ToolVersion: Version, CommandLine: os.Args,
 	})
 	if err != nil {
-		return err
+		return "", "", res, err
 	}
-	id, path, err := g.newTracePath(o.output)
-	if err != nil {
-		return err
+	if id, path, err = g.newTracePath(o.output); err != nil {
+		return "", "", res, err
 	}
-	res, err := rec.Run(cmd.Context(), id, path)
+	res, err = rec.Run(ctx, id, path)
 	progress.done()
-	if err != nil {
-		return err
-	}
-	if err := printRecorded(g, o, id, path, res); err != nil {
-		return err
-	}
-	if res.ExitStatus != nil && *res.ExitStatus != 0 {
-		return exitStatus(*res.ExitStatus)
-	}
-	return nil
+	return id, path, res, err
 }
 
 func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Result) error {
@@ -140,10 +146,16 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
 			"command_end": res.CommandEnd,
 		}
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(g.stdout, out)
 	}
+	reportRecording(g, res)
+	g.printTracePath(id, path)
+	return nil
+}
+
+// reportRecording says on stderr what was recorded, what was lost and
+// what went wrong.
+func reportRecording(g *globals, res tracer.Result) {
 	fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", report.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
 	if lost := recorder.Lost(res); lost > 0 {
 		fmt.Fprintf(g.stderr, ", LOST %s events", report.Count(lost))
@@ -158,8 +170,6 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 	for _, w := range res.Warnings {
 		fmt.Fprintf(g.stderr, "warning: %s\n", w)
 	}
-	g.printTracePath(id, path)
-	return nil
 }
 
 func runAs(o store.Owner) tracer.User {

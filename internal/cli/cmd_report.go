@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -58,9 +57,7 @@ func runReport(ctx context.Context, g *globals, o *reportOptions, arg string) er
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(a)
+		return writeJSON(g.stdout, a)
 	}
 	page := webreport.Report(a, webreport.Options{Top: o.top})
 	out := o.output

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -43,9 +42,7 @@ func runShow(ctx context.Context, g *globals, o *showOptions, arg string) error 
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return writeJSON(g.stdout, s)
 	}
 	return report.WriteText(g.stdout, s)
 }

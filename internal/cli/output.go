@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,4 +131,11 @@ func (g *globals) resolve(arg string) (string, error) {
 		return "", err
 	}
 	return st.Resolve(arg)
+}
+
+// writeJSON prints v as indented JSON, as every --json output is.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,7 +80,8 @@ func TestBenchErrors(t *testing.T) {
 	}
 }
 
-// export says what it needs, and refuses a trace with nothing to replay.
+// export and replay say what they need, and refuse a trace with nothing
+// to replay and a directory fio cannot use.
 func TestExportErrors(t *testing.T) {
 	store := t.TempDir()
 	trace := testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace")
@@ -88,13 +90,25 @@ func TestExportErrors(t *testing.T) {
 	w.Write(&event.Event{Layer: event.Block, Op: event.Discard, Start: 0, End: 1000, Pid: 1})
 	w.Close(tracefile.Footer{DurationNs: 1000})
 	out := filepath.Join(t.TempDir(), "x.iolog")
+	os.WriteFile(out, nil, 0o644)
+	spaced := filepath.Join(t.TempDir(), "a b")
+	os.Mkdir(spaced, 0o755)
 	for _, c := range []struct {
 		args []string
 		want string
 		code int
 	}{
 		{[]string{"export", trace}, "--fio-iolog FILE", 2},
+		{[]string{"export", "--fio-iolog", out, "--fio-job", out, trace}, "--fio-job FILE or --fio-iolog FILE", 2},
+		{[]string{"export", "--fio-job", out, "--by", "thread", trace}, "say phase or program", 2},
+		{[]string{"export", "--fio-job", "-", "--json", trace}, "--json goes with --fio-job FILE", 2},
 		{[]string{"export", "--fio-iolog", out, noIO}, "no reads or writes to export", 1},
+		{[]string{"export", "--fio-job", out, noIO}, "no reads or writes to export", 1},
+		{[]string{"replay", trace}, "--dir DIR", 2},
+		{[]string{"replay", trace, "--dir", t.TempDir(), "--mode", "exact"}, "say job or iolog", 2},
+		{[]string{"replay", trace, "--dir", out}, "is not a directory", 1},
+		{[]string{"replay", trace, "--dir", filepath.Join(t.TempDir(), "no such")}, "no such file or directory", 1},
+		{[]string{"replay", trace, "--dir", spaced}, "fio cannot take a path with spaces", 1},
 	} {
 		r := ioshape(t, nil, append([]string{"--store", store}, c.args...)...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {

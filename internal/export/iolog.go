@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -30,12 +31,56 @@ type File struct {
 //
 // It holds 40 bytes per I/O until written.
 type Iolog struct {
+	// Dir, if set, is written before each file name, so that fio finds the
+	// files wherever it runs (it cannot take a directory with an iolog).
+	// It must not contain white space.
+	Dir  string
 	ios  []ioRec
 	seen [2]bool
+	// Of the syscall layer's data I/Os: how many, how many direct and
+	// aligned for direct I/O, how many asynchronous.
+	data, direct, async int64
+}
+
+// ReplayMode says how fio should issue the log's I/O to do as the
+// application did: with direct I/O when every data I/O was direct (and
+// aligned for it), through an asynchronous engine when most were
+// asynchronous, with at most depth in flight — the most the application
+// had — so that a slower drive does not pile up more than it ever asked
+// for (an iolog has no dependencies between I/Os).
+func (l *Iolog) ReplayMode() (direct, async bool, depth int) {
+	if l.data == 0 || l.Layer() != event.Syscall {
+		return false, false, 1
+	}
+	return l.direct == l.data, 2*l.async > l.data, l.maxDepth()
+}
+
+// maxDepth is the most syscall-layer I/Os in flight at once.
+func (l *Iolog) maxDepth() int {
+	type span struct{ at, delta int64 }
+	var edges []span
+	for _, x := range l.ios {
+		if x.layer == event.Syscall && x.op.IsData() {
+			edges = append(edges, span{x.start, 1}, span{x.end, -1})
+		}
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at != edges[j].at {
+			return edges[i].at < edges[j].at
+		}
+		return edges[i].delta < edges[j].delta // an end before a start at the same time
+	})
+	var n, most int64
+	for _, e := range edges {
+		n += e.delta
+		most = max(most, n)
+	}
+	return int(max(1, most))
 }
 
 type ioRec struct {
 	start  int64
+	end    int64
 	key    fileKey
 	layer  event.Layer
 	op     event.Op
@@ -53,19 +98,26 @@ func (l *Iolog) Add(e *event.Event) {
 	switch {
 	case e.Layer > event.Syscall, e.Flags&event.FlagKernel != 0:
 		return // the kernel's own I/O (writeback, readahead) is not the workload's
-	case e.Flags&event.FlagCopySource != 0:
-		return // a copy_file_range's read half: its write half stands for the call
 	case !e.Op.IsData() && e.Op != event.Flush:
 		return
 	case e.Op.IsData() && (e.Offset < 0 || e.Size <= 0):
 		return // no place to replay it at
 	}
 	l.seen[e.Layer] = true
+	if e.Layer == event.Syscall && e.Op.IsData() {
+		l.data++
+		if e.Flags&event.FlagDirect != 0 && e.Offset%512 == 0 && e.Size%512 == 0 {
+			l.direct++
+		}
+		if e.Call.IsAsync() {
+			l.async++
+		}
+	}
 	k := fileKey{dev: e.Dev}
 	if e.Layer == event.Syscall {
 		k.inode = e.Inode
 	}
-	l.ios = append(l.ios, ioRec{start: e.Start, key: k, layer: e.Layer, op: e.Op, offset: e.Offset, size: e.Size})
+	l.ios = append(l.ios, ioRec{start: e.Start, end: e.End, key: k, layer: e.Layer, op: e.Op, offset: e.Offset, size: e.Size})
 }
 
 // Layer is the layer the iolog replays.
@@ -106,6 +158,9 @@ func (l *Iolog) Write(w io.Writer) (files []File, n int, err error) {
 	for i, k := range order {
 		f := byKey[k]
 		f.Name = fmt.Sprintf("f%d.dat", i+1)
+		if l.Dir != "" {
+			f.Name = filepath.Join(l.Dir, f.Name)
+		}
 		if f.origin < 0 {
 			f.origin = 0
 		}

@@ -9,9 +9,9 @@ import (
 )
 
 // The iolog replays what the application asked for, in issue order, each
-// file's offsets from its lowest, with µs times; the kernel's own I/O and
-// a copy's read half are left out; without a syscall layer the block
-// layer's requests are replayed per device.
+// file's offsets from its lowest, with µs times; the kernel's own I/O is
+// left out, a copy's read half is a read of its source; without a syscall
+// layer the block layer's requests are replayed per device.
 func TestIolog(t *testing.T) {
 	var l Iolog
 	dev := event.Dev{Major: 8, Minor: 1}
@@ -36,13 +36,14 @@ func TestIolog(t *testing.T) {
 1000 f2.dat read 0 65536
 2000 f1.dat write 4096 4096
 3000 f1.dat sync 0 0
-3000 f1.dat close
-3000 f2.dat close
+3600 f2.dat read 0 4096
+3600 f1.dat close
+3600 f2.dat close
 `
 	if out.String() != want {
 		t.Errorf("iolog:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if n != 4 || len(files) != 2 || files[0].Size != 8192 || files[0].Inode != 7 || files[1].Size != 65536 {
+	if n != 5 || len(files) != 2 || files[0].Size != 8192 || files[0].Inode != 7 || files[1].Size != 65536 {
 		t.Errorf("n %d, files %+v", n, files)
 	}
 
