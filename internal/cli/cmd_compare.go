@@ -14,6 +14,7 @@ type compareOptions struct {
 	json      bool
 	output    string
 	writeback string
+	predictOn string
 }
 
 func newCompareCommand(g *globals) *cobra.Command {
@@ -36,6 +37,7 @@ first trace by 10% (10 points for shares) or more are marked. Text by default;
 	f.BoolVar(&o.json, "json", false, "print the comparison as JSON")
 	f.StringVarP(&o.output, "output", "o", "", "write an HTML comparison to this file (- for standard output)")
 	f.StringVar(&o.writeback, "writeback", "include", "block I/O issued by kernel threads: include or exclude")
+	f.StringVar(&o.predictOn, "predict-on", "", "a drive profile (name in 'ioshape drives', or file): add each workload's predicted time there")
 	return c
 }
 
@@ -46,6 +48,9 @@ func runCompare(ctx context.Context, g *globals, o *compareOptions, args []strin
 	var as []*report.Analysis
 	for _, arg := range args {
 		a, err := analyze(ctx, g, arg, o.writeback, &driveFlags{})
+		if err == nil {
+			err = addPrediction(ctx, g, a, arg, o.predictOn)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -22,6 +22,7 @@ type reportOptions struct {
 	writeback string
 	top       int
 	drive     driveFlags
+	predictOn string
 }
 
 func newReportCommand(g *globals) *cobra.Command {
@@ -45,6 +46,7 @@ the network. The default file is ioshape-<ID>.html in the current directory;
 	f.StringVar(&o.writeback, "writeback", "include", "block I/O issued by kernel threads: include or exclude")
 	f.IntVar(&o.top, "top", 8, "matches the ranking shows")
 	o.drive.register(f)
+	f.StringVar(&o.predictOn, "predict-on", "", "a drive profile (name in 'ioshape drives', or file): add how long the workload would take there")
 	return c
 }
 
@@ -54,6 +56,9 @@ func runReport(ctx context.Context, g *globals, o *reportOptions, arg string) er
 	}
 	a, err := analyze(ctx, g, arg, o.writeback, &o.drive)
 	if err != nil {
+		return err
+	}
+	if err := addPrediction(ctx, g, a, arg, o.predictOn); err != nil {
 		return err
 	}
 	if o.json {
@@ -102,4 +107,26 @@ func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driv
 		g.noteBestMatch(path, a.Class) // as the list would classify it
 	}
 	return a, err
+}
+
+// addPrediction predicts the analysed trace on the drive profile named
+// (nothing when none is).
+func addPrediction(ctx context.Context, g *globals, a *report.Analysis, arg, drive string) error {
+	if drive == "" || a.Class == nil {
+		return nil
+	}
+	st, err := g.store()
+	if err != nil {
+		return err
+	}
+	d, err := (&predictOptions{drive: drive}).profile(st)
+	if err != nil {
+		return err
+	}
+	path, err := g.resolve(arg)
+	if err != nil {
+		return err
+	}
+	a.Prediction, err = analysis.Predict(ctx, path, d, g.watch)
+	return err
 }

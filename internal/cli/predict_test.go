@@ -116,3 +116,49 @@ func TestExportErrors(t *testing.T) {
 		}
 	}
 }
+
+// With --predict-on, the HTML report leads with the prediction beside the
+// headline's, and compare adds both as rows.
+func TestReportAndCompareShowThePrediction(t *testing.T) {
+	trace := testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace")
+	results := filepath.Join(t.TempDir(), "ssd.json")
+	os.WriteFile(results, []byte(`{"name": "test SSD", "results": {
+		"cdm-seq1m-q8t1-read": 3000, "cdm-seq1m-q1t1-read": 1500, "cdm-rnd4k-q32t1-read": 800, "cdm-rnd4k-q1t1-read": 50,
+		"cdm-seq1m-q8t1-write": 2500, "cdm-seq1m-q1t1-write": 1400, "cdm-rnd4k-q32t1-write": 700, "cdm-rnd4k-q1t1-write": 120}}`), 0o644)
+	store := t.TempDir()
+	r := ioshape(t, nil, "--store", store, "report", "-o", "-", "--predict-on", results, trace)
+	if r.code != 0 {
+		t.Fatalf("report: %s", r.stderr)
+	}
+	for _, want := range []string{`id="prediction"`, "On drive <b>test SSD</b>", "the headline number, SEQ1M Q8T1, would say"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	r = ioshape(t, nil, "--store", store, "compare", "--json", "--predict-on", results, trace, trace)
+	if r.code != 0 {
+		t.Fatalf("compare: %s", r.stderr)
+	}
+	var c struct {
+		Rows []struct {
+			Key    string     `json:"key"`
+			Values []*float64 `json:"values"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, row := range c.Rows {
+		if len(row.Values) == 2 && row.Values[0] != nil && *row.Values[0] > 0 {
+			found[row.Key] = true
+		}
+	}
+	if !found["predicted"] || !found["headline_predicted"] {
+		t.Errorf("compare rows %v lack the predictions", found)
+	}
+	r = ioshape(t, nil, "--store", store, "report", "-o", "-", "--predict-on", "no-such-drive", trace)
+	if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+		t.Errorf("unknown drive: exit %d, %q", r.code, r.stderr)
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/predict"
 )
 
 // Analysis is everything the reports show of one trace: its profile (with
@@ -10,6 +11,9 @@ type Analysis struct {
 	Show *Show `json:"show"`
 	// Class is nil when the trace holds no read or write.
 	Class *classify.Result `json:"classification,omitempty"`
+	// Prediction, when a drive was given, is how long the workload would
+	// take on it.
+	Prediction *predict.Result `json:"prediction,omitempty"`
 }
 
 // Name is how views title a trace: its label, else its ID, else its path.

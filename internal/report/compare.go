@@ -128,6 +128,18 @@ var measures = []measure{
 		pc := a.Show.PageCache
 		return pc.ReadsFromCache, pc.SyscallReadBytes > 0
 	}},
+	{"predicted", "predicted on the drive", UnitMicros, func(a *Analysis) (float64, bool) {
+		if a.Prediction == nil {
+			return 0, false
+		}
+		return a.Prediction.PredictedS * 1e6, true
+	}},
+	{"headline_predicted", "headline prediction (SEQ1M Q8T1)", UnitMicros, func(a *Analysis) (float64, bool) {
+		if a.Prediction == nil {
+			return 0, false
+		}
+		return a.Prediction.HeadlineS * 1e6, true
+	}},
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

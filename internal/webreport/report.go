@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/report"
 )
 
@@ -14,6 +15,7 @@ const maxOffsetMaps = 4
 type reportView struct {
 	Headline   *headlineView
 	DriveNote  string
+	Prediction *predictionView
 	Cards      []cardView
 	Sizes      []chartView
 	Depth      []chartView
@@ -34,6 +36,30 @@ type headlineView struct {
 }
 
 type cardView struct{ K, V string }
+
+// predictionView is the workload predicted on a drive profile.
+type predictionView struct {
+	Drive, Predicted, Recorded, IOBound, Headline, Tracks string
+	Phases                                                []predictionPhaseView
+	Notes                                                 []string
+}
+
+type predictionPhaseView struct{ From, To, Recorded, Predicted, Pattern string }
+
+func predictionOf(r *predict.Result) *predictionView {
+	v := &predictionView{Drive: r.Drive, Predicted: report.Micros(r.PredictedS * 1e6), Recorded: report.Micros(r.RecordedS * 1e6),
+		IOBound: report.Percent(r.IOBoundShare), Headline: report.Micros(r.HeadlineS * 1e6), Notes: r.Notes}
+	if r.Tracks != "" {
+		v.Tracks = fmt.Sprintf("%s (%s of the time spent waiting for this drive)", r.Tracks, report.Percent(r.TracksShare))
+	}
+	if len(r.Phases) > 1 {
+		for _, p := range r.Phases {
+			v.Phases = append(v.Phases, predictionPhaseView{From: report.Num(p.FromS, 2), To: report.Num(p.ToS, 2),
+				Recorded: report.Micros(p.RecordedS * 1e6), Predicted: report.Micros(p.PredictedS * 1e6), Pattern: p.Pattern})
+		}
+	}
+	return v
+}
 
 // Report builds the page for one analysed trace.
 func Report(a *report.Analysis, o Options) *Page {
@@ -71,6 +97,9 @@ func Report(a *report.Analysis, o Options) *Page {
 		if d := a.Class.Drive; d != nil {
 			v.DriveNote = d.Headline.Note
 		}
+	}
+	if a.Prediction != nil {
+		v.Prediction = predictionOf(a.Prediction)
 	}
 	for _, lp := range layers(s.Profile) {
 		l := lp.l
