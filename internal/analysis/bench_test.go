@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/tracefile"
@@ -197,4 +198,35 @@ func BenchmarkDecodeOnly(b *testing.B) {
 		r.Close()
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkPredict is predict on a long trace: the model keeps what it
+// needs of each I/O in memory (about 50 bytes per call or request), so
+// its peak heap grows with the trace, unlike the profile's. Run:
+//
+//	go test ./internal/analysis -run '^$' -bench Predict -benchtime 1x
+func BenchmarkPredict(b *testing.B) {
+	d, err := drive.Coarse("bench", []float64{3000, 1500, 800, 50}, []float64{2500, 1400, 700, 120})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1_000_000, 10_000_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			path := syntheticTrace(b, n)
+			runtime.GC()
+			b.ResetTimer()
+			var peak uint64
+			for i := 0; i < b.N; i++ {
+				p := peakHeap(func() {
+					res, err := Predict(context.Background(), path, d, nil)
+					if err != nil || !(res.PredictedS > 0) {
+						b.Fatalf("predict: %v %+v", err, res)
+					}
+				})
+				peak = max(peak, p)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
 }

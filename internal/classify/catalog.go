@@ -15,6 +15,9 @@ type Pattern struct {
 	Family   string `json:"family"`
 	Kind     string `json:"kind"` // benchmark or real-work
 	Headline bool   `json:"headline,omitempty"`
+	// Platform, for real work whose mechanics differ by system (GNU cp
+	// on Linux against cp and Finder on macOS): linux or darwin.
+	Platform string `json:"platform,omitempty"`
 
 	Sizes        []int64   `json:"sizes"`
 	SizeWeights  []float64 `json:"size_weights,omitempty"`
