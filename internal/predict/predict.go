@@ -235,10 +235,12 @@ func (b *Builder) serviceOnDrive(d *drive.Profile) {
 
 // bindCalls finds, for each call, the block requests that arrived while
 // it was outstanding — its process's, or the kernel's on its behalf — and
-// sets its ratio from them. A direct or asynchronous call no request
-// answered went to a drive the block layer does not see (zram and other
-// bio-based devices): it is drive-bound all the same, and its new time is
-// the profile's for its own shape, at the calls in flight when it came.
+// sets its ratio from them. A direct or asynchronous call is drive-bound
+// from call to completion, as a benchmark measures latency: its new time is
+// the profile's for its own shape, at the calls in flight when it came,
+// whether block requests answered it or not (zram and other bio-based
+// devices have none; a throttled cgroup delays its I/O before the block
+// layer sees it).
 func (b *Builder) bindCalls(d *drive.Profile) {
 	sort.Slice(b.calls, func(i, j int) bool { return b.calls[i].start < b.calls[j].start })
 	var ends endHeap
@@ -259,14 +261,20 @@ func (b *Builder) bindCalls(d *drive.Profile) {
 				now += r.newUs * 1e3
 			}
 		}
-		switch {
-		case rec > 0:
-			c.ratio = now / rec
-		case c.direct && c.end > c.start:
+		if c.direct && c.end > c.start {
+			// A direct call waited for the drive from call to completion,
+			// as a benchmark's latency counts: its own time, not its block
+			// requests', is what the profile replaces — anything between
+			// the call and the block layer (a cgroup's throttle, a
+			// bio-based device) is the drive's too.
 			op := map[bool]string{false: "read", true: "write"}[c.write]
 			if us := d.ServiceUs(op, access, c.size, float64(len(ends))); !math.IsNaN(us) {
 				c.ratio = us * 1e3 / float64(c.end-c.start)
+				continue
 			}
+		}
+		if rec > 0 {
+			c.ratio = now / rec
 		}
 	}
 }
