@@ -137,24 +137,15 @@ func peakHeap(f func()) uint64 {
 func BenchmarkLoadProfile(b *testing.B) {
 	for _, n := range []int{1_000_000, 10_000_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			path := syntheticTrace(b, n)
-			runtime.GC()
-			b.ResetTimer()
-			var peak uint64
-			for i := 0; i < b.N; i++ {
-				p := peakHeap(func() {
-					_, prof, err := Profile(context.Background(), path, profile.Options{}, nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if prof.Events != int64(n) {
-						b.Fatalf("profiled %d events, want %d", prof.Events, n)
-					}
-				})
-				peak = max(peak, p)
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			benchPeak(b, n, func(path string) {
+				_, prof, err := Profile(context.Background(), path, profile.Options{}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if prof.Events != int64(n) {
+					b.Fatalf("profiled %d events, want %d", prof.Events, n)
+				}
+			})
 		})
 	}
 }
@@ -212,21 +203,26 @@ func BenchmarkPredict(b *testing.B) {
 	}
 	for _, n := range []int{1_000_000, 10_000_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			path := syntheticTrace(b, n)
-			runtime.GC()
-			b.ResetTimer()
-			var peak uint64
-			for i := 0; i < b.N; i++ {
-				p := peakHeap(func() {
-					res, err := Predict(context.Background(), path, d, nil)
-					if err != nil || !(res.PredictedS > 0) {
-						b.Fatalf("predict: %v %+v", err, res)
-					}
-				})
-				peak = max(peak, p)
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			benchPeak(b, n, func(path string) {
+				res, err := Predict(context.Background(), path, d, nil)
+				if err != nil || !(res.PredictedS > 0) {
+					b.Fatalf("predict: %v %+v", err, res)
+				}
+			})
 		})
 	}
+}
+
+// benchPeak runs fn b.N times on a synthetic trace of n events and reports
+// events per second and the peak live heap.
+func benchPeak(b *testing.B, n int, fn func(path string)) {
+	path := syntheticTrace(b, n)
+	runtime.GC()
+	b.ResetTimer()
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		peak = max(peak, peakHeap(func() { fn(path) }))
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 }

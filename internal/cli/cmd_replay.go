@@ -17,6 +17,7 @@ import (
 	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/bench"
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/export"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
 )
@@ -181,15 +182,11 @@ func prepareReplay(ctx context.Context, g *globals, mode, fio, path, work string
 		return prepareIolog(ctx, g, fio, path, work)
 	}
 	jobFile := filepath.Join(work, replayJob)
-	f, err := os.Create(jobFile)
-	if err != nil {
-		return nil, err
-	}
-	jobs, err := analysis.ExportFioJob(ctx, path, f, false, g.watch)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	var jobs []export.Job
+	if err := createWith(jobFile, func(w io.Writer) (err error) {
+		jobs, err = analysis.ExportFioJob(ctx, path, w, false, g.watch)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	if len(jobs) == 0 {
@@ -205,15 +202,11 @@ func prepareReplay(ctx context.Context, g *globals, mode, fio, path, work string
 
 func prepareIolog(ctx context.Context, g *globals, fio, path, work string) ([]string, error) {
 	logFile := filepath.Join(work, replayLog)
-	f, err := os.Create(logFile)
-	if err != nil {
-		return nil, err
-	}
-	x, err := analysis.ExportIolog(ctx, path, work, f, g.watch)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	var x analysis.IologExport
+	if err := createWith(logFile, func(w io.Writer) (err error) {
+		x, err = analysis.ExportIolog(ctx, path, work, w, g.watch)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	files := x.Files
@@ -246,6 +239,15 @@ func iologArgs(logFile string, x analysis.IologExport) []string {
 		args = append(args, "--direct=1")
 	}
 	return args
+}
+
+// createWith creates the file at path and has write fill it.
+func createWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return writeTo(f, write)
 }
 
 // fillFile writes size bytes of data to a new file, rounded up to 4 KiB:
