@@ -166,11 +166,11 @@ func testFile(cfg Config) (path string, created bool, err error) {
 		case err == nil && !fi.Mode().IsRegular():
 			return "", false, fmt.Errorf("%s is not a regular file: ioshape bench writes to its file, so it measures only on files", cfg.File)
 		case err == nil:
-			return cfg.File, false, roomFor(filepath.Dir(cfg.File), cfg.Size-fi.Size())
+			return cfg.File, false, RoomFor(filepath.Dir(cfg.File), cfg.Size-fi.Size())
 		case !errors.Is(err, os.ErrNotExist):
 			return "", false, fmt.Errorf("cannot use %s: %w", cfg.File, err)
 		}
-		return cfg.File, true, roomFor(filepath.Dir(cfg.File), cfg.Size)
+		return cfg.File, true, RoomFor(filepath.Dir(cfg.File), cfg.Size)
 	}
 	fi, err := os.Stat(cfg.Dir)
 	if err != nil || !fi.IsDir() {
@@ -178,17 +178,19 @@ func testFile(cfg Config) (path string, created bool, err error) {
 	}
 	probe, err := os.CreateTemp(cfg.Dir, ".ioshape-bench-*")
 	if err != nil {
-		return "", false, fmt.Errorf("cannot write in %s: %w", cfg.Dir, unwrapPath(err))
+		return "", false, fmt.Errorf("cannot write in %s: %w", cfg.Dir, UnwrapPath(err))
 	}
 	probe.Close()
 	os.Remove(probe.Name())
-	if err := roomFor(cfg.Dir, cfg.Size); err != nil {
+	if err := RoomFor(cfg.Dir, cfg.Size); err != nil {
 		return "", false, err
 	}
 	return filepath.Join(cfg.Dir, fmt.Sprintf(".ioshape-bench-%d", os.Getpid())), true, nil
 }
 
-func unwrapPath(err error) error {
+// UnwrapPath is err without the operation and path an *os.PathError
+// adds, for messages that name the path themselves.
+func UnwrapPath(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -196,8 +198,8 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// roomFor checks a file system has need bytes free, with some to spare.
-func roomFor(dir string, need int64) error {
+// RoomFor checks a file system has need bytes free, with some to spare.
+func RoomFor(dir string, need int64) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return nil // cannot tell: fio will say

@@ -18,7 +18,7 @@ func directIO(file string) (bool, error) {
 		return true, nil
 	}
 	if !errors.Is(err, unix.EINVAL) {
-		return false, fmt.Errorf("cannot open %s: %w", file, unwrapPath(err))
+		return false, fmt.Errorf("cannot open %s: %w", file, UnwrapPath(err))
 	}
 	if os.Geteuid() != 0 {
 		return false, fmt.Errorf("%s's file system does not take direct I/O (O_DIRECT); measuring it buffered needs root to drop the page cache between tests: run with sudo", filepath.Dir(file))

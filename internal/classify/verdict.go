@@ -78,24 +78,15 @@ type Actor struct {
 // Limits on actors: the biggest few, each with a real share of the bytes
 // or of the I/Os (small random reads move few bytes but take time).
 const (
-	maxActors      = 6
-	minActorShare  = 0.02
-	kernelActorKey = "\x00kernel"
+	maxActors     = 6
+	minActorShare = 0.02
 )
 
 // kernelActorName names the kernel's own I/O as an actor.
 const kernelActorName = "kernel (writeback, journal)"
 
-// actorKey groups events by program; the kernel's I/O is one actor.
-func actorKey(e *event.Event) string {
-	if e.Flags&event.FlagKernel != 0 {
-		return kernelActorKey
-	}
-	return e.Comm
-}
-
 // ActorOf says which actor an event belongs to, by the name Actor.Name
-// gives it.
+// gives it: its program's, or one name for all of the kernel's I/O.
 func ActorOf(e *event.Event) string {
 	if e.Flags&event.FlagKernel != 0 {
 		return kernelActorName
@@ -114,7 +105,7 @@ func (t *actorTally) add(e *event.Event) {
 	if t.bytes == nil {
 		t.bytes, t.ios = map[string]int64{}, map[string]int64{}
 	}
-	k := actorKey(e)
+	k := ActorOf(e)
 	t.bytes[k] += e.Bytes
 	t.ios[k]++
 	t.total += e.Bytes
@@ -168,7 +159,7 @@ func newActorBuilder(keys []string, popts profile.Options) *actorBuilder {
 }
 
 func (a *actorBuilder) add(e *event.Event) {
-	i, ok := a.index[actorKey(e)]
+	i, ok := a.index[ActorOf(e)]
 	if !ok {
 		return
 	}
@@ -190,14 +181,10 @@ func (a *actorBuilder) finish(t *actorTally, origin int64, exp []Expected) []Act
 		if !ok {
 			continue
 		}
-		act := Actor{Name: k, Processes: len(a.pids[i]), Shape: s, Best: Rank(s, exp)[0],
+		out = append(out, Actor{Name: k, Kernel: k == kernelActorName, Processes: len(a.pids[i]), Shape: s, Best: Rank(s, exp)[0],
 			StartS:     round3(float64(max(0, a.first[i]-origin)) / 1e9),
 			EndS:       round3(float64(max(0, a.last[i]-origin)) / 1e9),
-			BytesShare: round3(float64(t.bytes[k]) / float64(t.total))}
-		if k == kernelActorKey {
-			act.Name, act.Kernel = kernelActorName, true
-		}
-		out = append(out, act)
+			BytesShare: round3(float64(t.bytes[k]) / float64(t.total))})
 	}
 	return out
 }

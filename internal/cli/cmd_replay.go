@@ -148,7 +148,7 @@ func replayDir(dir string) (string, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("--dir %s: %w", dir, unwrapPathError(err))
+		return "", fmt.Errorf("--dir %s: %w", dir, bench.UnwrapPath(err))
 	case !st.IsDir():
 		return "", fmt.Errorf("--dir %s is not a directory", dir)
 	}
@@ -161,17 +161,9 @@ func replayDir(dir string) (string, error) {
 	}
 	work, err := os.MkdirTemp(abs, "ioshape-replay-")
 	if err != nil {
-		return "", fmt.Errorf("cannot write in %s: %w", abs, unwrapPathError(err))
+		return "", fmt.Errorf("cannot write in %s: %w", abs, bench.UnwrapPath(err))
 	}
 	return work, nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // prepareReplay writes the export into work, lays out the files fio will
@@ -191,6 +183,13 @@ func prepareReplay(ctx context.Context, g *globals, mode, fio, path, work string
 	}
 	if len(jobs) == 0 {
 		return nil, errors.New("the trace has no reads or writes to replay")
+	}
+	var need int64
+	for _, j := range jobs {
+		need += j.SizeBytes
+	}
+	if err := bench.RoomFor(work, need); err != nil {
+		return nil, err
 	}
 	fmt.Fprintf(g.stderr, "laying out %d fio job files in %s\n", len(jobs), work)
 	layout := exec.CommandContext(ctx, fio, "--directory="+work, "--create_only=1", "--output=/dev/null", jobFile)
@@ -216,6 +215,9 @@ func prepareIolog(ctx context.Context, g *globals, fio, path, work string) ([]st
 	var total int64
 	for _, file := range files {
 		total += file.Size
+	}
+	if err := bench.RoomFor(work, total); err != nil {
+		return nil, err
 	}
 	fmt.Fprintf(g.stderr, "writing %d files (%s) for the iolog in %s\n", len(files), report.Bytes(total), work)
 	for _, file := range files {

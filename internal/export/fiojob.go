@@ -91,16 +91,10 @@ func JobOf(n int, p JobPart) (Job, bool) {
 	switch {
 	case random >= 95:
 		j.RW = "rand" + base
-		if base == "rw" {
-			j.RW = "randrw"
-		}
 	case random <= 5:
 		j.RW = base
 	default:
 		j.RW, j.PercentRandom = "rand"+base, random
-		if base == "rw" {
-			j.RW = "randrw"
-		}
 	}
 	j.BSSplit = bssplit(l.SizeBytes.Histogram)
 

@@ -252,15 +252,6 @@ func (b *Builder) bindCalls(d *drive.Profile) {
 		}
 		ends.push(c.end)
 		access := accessOf(recent, c.dev, c.offset, c.size)
-		lo := sort.Search(len(b.reqs), func(k int) bool { return b.reqs[k].start >= c.start })
-		var rec, now float64
-		for k := lo; k < len(b.reqs) && b.reqs[k].start <= c.end; k++ {
-			r := &b.reqs[k]
-			if r.pid == c.pid || r.kernel {
-				rec += float64(r.end - r.start)
-				now += r.newUs * 1e3
-			}
-		}
 		if c.direct && c.end > c.start {
 			// A direct call waited for the drive from call to completion,
 			// as a benchmark's latency counts: its own time, not its block
@@ -271,6 +262,15 @@ func (b *Builder) bindCalls(d *drive.Profile) {
 			if us := d.ServiceUs(op, access, c.size, float64(len(ends))); !math.IsNaN(us) {
 				c.ratio = us * 1e3 / float64(c.end-c.start)
 				continue
+			}
+		}
+		lo := sort.Search(len(b.reqs), func(k int) bool { return b.reqs[k].start >= c.start })
+		var rec, now float64
+		for k := lo; k < len(b.reqs) && b.reqs[k].start <= c.end; k++ {
+			r := &b.reqs[k]
+			if r.pid == c.pid || r.kernel {
+				rec += float64(r.end - r.start)
+				now += r.newUs * 1e3
 			}
 		}
 		if rec > 0 {
