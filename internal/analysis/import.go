@@ -43,18 +43,22 @@ var ErrUnknownFormat = errors.New("not a format ioshape imports (fs_usage -w out
 
 // importFidelity says what each imported format cannot show.
 var importFidelity = map[parse.Format][]string{
-	parse.FormatFsUsage: {
-		"fs_usage: the block layer only (no syscall layer, so no requested queue depth)",
-		"fs_usage: no split between queueing and the device; issue time is completion minus elapsed time",
-		"fs_usage: offsets are device block numbers times --block-size (assumed 4096), not file offsets",
-		"fs_usage: it prints thread IDs, not process IDs: processes are grouped by name (cut at 16 characters)",
-	},
+	parse.FormatFsUsage: FsUsageLimits,
 	parse.FormatBpftrace: {"imported raw bpftrace output: devices are numbers only, and lost-event counts are those in the output"},
 	parse.FormatDTrace: {
 		"dtrace: no split between queueing and the device",
 		"dtrace: offsets are block numbers times --block-size (assumed 4096), and syscalls are tied to a file descriptor, not a file",
 		"imported D output: dtrace's drop messages go to stderr and are not in it",
 	},
+}
+
+// FsUsageLimits is what fs_usage output cannot show, recorded or imported.
+var FsUsageLimits = []string{
+	"fs_usage: no split between queueing and the device; issue time is completion minus elapsed time (microseconds)",
+	"fs_usage: block offsets are device block numbers times the block size (assumed 4096), not file offsets",
+	"fs_usage: system calls carry a descriptor, not a file; pread/pwrite offsets are printed modulo 4 GiB (the high bits follow the descriptor), read/write offsets follow the descriptor's position from open and lseek, guarded_pwrite_np's is not printed",
+	"fs_usage: memory-mapped file I/O makes no system call: it shows only as page-ins (PgIn at the block layer)",
+	"fs_usage: it prints thread IDs, not process IDs: an imported capture groups processes by name (cut at 16 characters)",
 }
 
 // importStats is what an import saw besides events.
@@ -133,7 +137,7 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		err = cerr
 	}
 	if err == nil && res.Events == 0 {
-		err = fmt.Errorf("%s: no disk I/O found (%d lines skipped): for fs_usage, capture with 'fs_usage -w -f diskio'", req.File, stats.skipped)
+		err = fmt.Errorf("%s: no I/O found (%d lines skipped): for fs_usage, capture with 'fs_usage -w -f filesys -f diskio'", req.File, stats.skipped)
 	}
 	if err != nil {
 		os.Remove(req.Path)
@@ -172,10 +176,18 @@ func importFsUsage(r io.Reader, file string, blockSize int64, sink func(*event.E
 	if st.lost > 0 { // one warning, however many overruns
 		st.warnings = append(st.warnings, fmt.Sprintf("fs_usage reported %d buffer overruns: events were dropped (an unknown number each time)", st.lost))
 	}
+	if p.PageIns > 0 {
+		st.warnings = append(st.warnings, PageInNote(p.PageIns))
+	}
 	for i, name := range p.Devices() {
 		st.devices = append(st.devices, event.Device{Major: 0, Minor: uint32(i + 1), Name: name})
 	}
 	return p.Err()
+}
+
+// PageInNote says what page-ins of memory-mapped files mean for a trace.
+func PageInNote(n int64) string {
+	return fmt.Sprintf("%d page-ins of memory-mapped files (PAGE_IN_FILE): file reads made without a system call, so the syscall layer does not show them; their disk reads are the block layer's PgIn events", n)
 }
 
 func importBpftrace(r io.Reader, file, arch string, sink func(*event.Event) error, st *importStats) error {

@@ -11,8 +11,10 @@ import (
 )
 
 // The real fs_usage capture from ../shared/samples imports as exactly its 24
-// disk I/Os on four APFS devices; the 12 writes to /dev/NOTFOUND and the
-// 1,156 other lines are skipped and counted.
+// disk I/Os on four APFS devices and its 359 read/write-family calls (140
+// reads, 219 writes, hand-counted in internal/parse); the 12 writes to
+// /dev/NOTFOUND and the 797 other lines are skipped and counted, and its 14
+// page-ins are reported.
 func TestImportFsUsageSample(t *testing.T) {
 	sample := testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log")
 	store := t.TempDir()
@@ -20,16 +22,20 @@ func TestImportFsUsageSample(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("import: %s", r.stderr)
 	}
-	if !strings.Contains(r.stderr, "imported 24 events") || !strings.Contains(r.stderr, "1,168 lines skipped") || !strings.Contains(r.stderr, "0 malformed") {
+	if !strings.Contains(r.stderr, "imported 383 events") || !strings.Contains(r.stderr, "809 lines skipped") || !strings.Contains(r.stderr, "0 malformed") ||
+		!strings.Contains(r.stderr, "14 page-ins of memory-mapped files") {
 		t.Errorf("import said %q", r.stderr)
 	}
 	s := showJSON(t, store, "mac")
-	if s.Block == nil || s.Block.IOs != 24 || s.Block.Reads != 24 || s.Syscall != nil || s.Trace.Events != 24 {
+	if s.Block == nil || s.Block.IOs != 24 || s.Block.Reads != 24 || s.Syscall == nil || s.Syscall.Reads != 140 || s.Syscall.Writes != 219 ||
+		s.Syscall.ReadBytes != 291559 || s.Syscall.WriteBytes != 277519 || s.Trace.Events != 383 {
 		t.Fatalf("block %+v, syscall %+v", s.Block, s.Syscall)
 	}
 	var names []string
 	for _, d := range s.Devices {
-		names = append(names, d.Device)
+		if d.Block != nil {
+			names = append(names, d.Device)
+		}
 	}
 	if got := strings.Join(names, ","); got != "disk3s5,disk3s1s1,disk3,disk3s2" {
 		t.Errorf("devices %s", got)
@@ -73,7 +79,7 @@ func TestImportErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"import", noDisk}, 1, "no disk I/O found (1 lines skipped)"},
+		{[]string{"import", noDisk}, 1, "no I/O found (1 lines skipped)"},
 		{[]string{"import", junk}, 1, "not a format ioshape imports"},
 		{[]string{"import", filepath.Join(dir, "missing")}, 1, "no such file"},
 		{[]string{"import", "--format", "pcap", junk}, 2, `unknown format "pcap"`},

@@ -115,6 +115,7 @@ const (
 	FlagAsync                        // asynchronous submission (libaio, io_uring)
 	FlagCopySource                   // read half of a copy_file_range/sendfile; the write half carries the call's time
 	FlagDispatched                   // Dispatch holds the time the request was handed to the device
+	FlagPaging                       // a page-in or page-out: memory-mapped file I/O, no system call behind it
 )
 
 var flagNames = []struct {
@@ -125,6 +126,7 @@ var flagNames = []struct {
 	{FlagDirect, "direct"}, {FlagFUA, "fua"}, {FlagPreflush, "preflush"},
 	{FlagKernel, "kernel"}, {FlagAsync, "async"}, {FlagCopySource, "copy-source"},
 	{FlagDispatched, "dispatched"},
+	{FlagPaging, "paging"},
 }
 
 func (f Flags) String() string {

@@ -9,17 +9,24 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 )
 
-// FsUsageReader reads the disk I/O lines of macOS `fs_usage -w` output
-// (system_cmds fs_usage.c; ../shared/reference/tracing.md §5):
+// FsUsageReader reads macOS `fs_usage -w` output (system_cmds fs_usage.c;
+// ../shared/reference/tracing.md §5): both layers.
+//
+// Disk I/O lines are block-layer events:
 //
 //	17:24:17.532370    RdData[ST2]     D=0x009761a9  B=0x4000   /dev/disk3s5  /private/var/log/wifi.log    0.000745 W airportd.2578587
+//
+// File-system lines of the read/write family are syscall-layer events (see
+// fsusage_calls.go):
+//
+//	17:24:17.521046  pread             F=4    B=0x4f7a     O=0x4f7a00000000      0.000024   mdworker_shared.2595553
 //
 // The time is the completion's wall-clock time; the elapsed time before the
 // command is completion minus issue; D= is the device block number; B= the
 // bytes transferred; the path may be empty or hold spaces; the last field is
 // the issuing thread's command (at most 16 characters, possibly with spaces)
-// and thread ID. Lines that are not disk I/O (system calls, page-ins, and
-// I/O to /dev/NOTFOUND, which is not a disk) come back as KindSkip.
+// and thread ID. Other lines (network calls, stat, I/O to /dev/NOTFOUND,
+// which is not a disk) come back as KindSkip.
 type FsUsageReader struct {
 	lineScanner
 	blockSize int64
@@ -31,7 +38,23 @@ type FsUsageReader struct {
 	devs    map[string]event.Dev
 	names   []string
 	comms   map[string]uint32
+
+	// Resolve maps a thread to its process; nil, or false from it, falls
+	// back to one pseudo-process per command name (fs_usage prints thread
+	// IDs only).
+	Resolve func(tid uint32, comm string) (pid uint32, ok bool)
+	// Unresolved counts events whose thread Resolve could not map.
+	Unresolved int64
+	// PageIns counts page-ins of memory-mapped files (PAGE_IN_FILE): file
+	// reads that made no system call.
+	PageIns int64
+
+	files map[fdKey]*fileState // per process and descriptor, for offsets and F_NOCACHE
 }
+
+// PseudoPidBase is the first pseudo-pid given to a command whose threads
+// could not be mapped to a process; macOS pids stay far below it.
+const PseudoPidBase = 1<<31 - 1
 
 // KindSkip is a line that is well formed but not disk I/O.
 const KindSkip Kind = 100
@@ -42,7 +65,8 @@ func NewFsUsageReader(r io.Reader, file string, blockSize int64) *FsUsageReader 
 	if blockSize <= 0 {
 		blockSize = 4096
 	}
-	return &FsUsageReader{lineScanner: newLineScanner(r, file), blockSize: blockSize, devs: map[string]event.Dev{}, comms: map[string]uint32{}}
+	return &FsUsageReader{lineScanner: newLineScanner(r, file), blockSize: blockSize, devs: map[string]event.Dev{}, comms: map[string]uint32{},
+		files: map[fdKey]*fileState{}}
 }
 
 // Devices names the device numbers the reader assigned, in order: device
@@ -80,14 +104,16 @@ func (r *FsUsageReader) parseLine(s string) string {
 	opName, flags, _ := strings.Cut(name, "[")
 	op, isDisk := diskOps[opName]
 	if !isDisk || !strings.Contains(rest, "D=0x") {
-		r.rec = Record{Kind: KindSkip}
-		return ""
+		return r.parseCall(name, rest, completion)
 	}
 	e := &r.rec.Event
 	*e = event.Event{Layer: event.Block, Op: op}
 	e.Flags = fsUsageFlags(strings.TrimSuffix(flags, "]"))
 	if strings.HasPrefix(opName, "RdMeta") || strings.HasPrefix(opName, "WrMeta") {
 		e.Flags |= event.FlagMeta
+	}
+	if opName == "PgIn" || opName == "PgOut" { // memory-mapped file I/O (B_PAGEIO)
+		e.Flags |= event.FlagPaging
 	}
 
 	// D=0x<block> then either B=0x<bytes> /dev/<name> <path>, or [errno].
@@ -97,28 +123,13 @@ func (r *FsUsageReader) parseLine(s string) string {
 	if err != nil || !strings.HasPrefix(dfield, "D=0x") {
 		return "bad D= block number"
 	}
-	// The tail, from the right: elapsed time, an optional W, command.thread.
-	fields := strings.Fields(rest)
-	el := -1
-	for i := len(fields) - 1; i >= 0; i-- {
-		if isElapsed(fields[i]) {
-			el = i
-			break
-		}
-	}
-	if el < 0 {
+	body, elapsedNs, comm, tid, ok := tail(rest)
+	if !ok {
 		return "no elapsed time"
 	}
-	elapsed, _ := strconv.ParseFloat(fields[el], 64)
-	cmdStart := el + 1
-	if cmdStart < len(fields) && fields[cmdStart] == "W" {
-		cmdStart++
-	}
-	comm, tid := splitCommand(strings.Join(fields[cmdStart:], " "))
-	body := fields[:el]
-	if len(body) > 0 && strings.HasPrefix(body[0], "[") { // the error form: D=0x...  [  5]
-		errno, err := strconv.Atoi(strings.Trim(strings.Join(body, ""), "[] "))
-		if err != nil {
+	if len(body) > 0 && strings.HasPrefix(body[0], "[") { // the error form: D=0x...  [  5], then maybe a path
+		errno, ok := bracketErrno(body)
+		if !ok {
 			return "bad error field"
 		}
 		e.Errno = int32(errno)
@@ -140,13 +151,62 @@ func (r *FsUsageReader) parseLine(s string) string {
 	}
 	end := r.clock(completion)
 	e.End = end
-	e.Start = end - int64(elapsed*1e9+0.5)
+	e.Start = end - elapsedNs
 	e.Offset = int64(blk) * r.blockSize
 	e.Tid = tid
-	e.Pid = r.pseudoPid(comm)
+	e.Pid = r.pidOf(tid, comm)
 	e.Comm = comm
 	r.rec.Kind = KindEvent
 	return ""
+}
+
+// bracketErrno reads an errno printed as "[%3d]", which may be split over
+// fields ("[", "5]") and followed by a path.
+func bracketErrno(fields []string) (int, bool) {
+	s := strings.Join(fields, " ")
+	open := strings.IndexByte(s, '[')
+	end := strings.IndexByte(s, ']')
+	if open < 0 || end < open {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s[open+1 : end]))
+	return n, err == nil && n >= 0
+}
+
+// tail splits what follows a line's body, from the right: the elapsed
+// time, an optional W, command.thread. It returns the fields before the
+// elapsed time.
+func tail(rest string) (body []string, elapsedNs int64, comm string, tid uint32, ok bool) {
+	fields := strings.Fields(rest)
+	el := -1
+	for i := len(fields) - 1; i >= 0; i-- {
+		if isElapsed(fields[i]) {
+			el = i
+			break
+		}
+	}
+	if el < 0 {
+		return nil, 0, "", 0, false
+	}
+	elapsed, _ := strconv.ParseFloat(fields[el], 64)
+	cmdStart := el + 1
+	if cmdStart < len(fields) && fields[cmdStart] == "W" {
+		cmdStart++
+	}
+	comm, tid = splitCommand(strings.Join(fields[cmdStart:], " "))
+	return fields[:el], int64(elapsed*1e9 + 0.5), comm, tid, true
+}
+
+// pidOf is the process of a thread: Resolve's answer, or one
+// pseudo-process per command name.
+func (r *FsUsageReader) pidOf(tid uint32, comm string) uint32 {
+	if r.Resolve != nil {
+		if pid, ok := r.Resolve(tid, comm); ok {
+			return pid
+		}
+		r.Unresolved++
+	}
+	return r.pseudoPid(comm)
 }
 
 // fsUsageFlags reads the bracket: A async or S sync, N no-cache, T<n>
@@ -254,12 +314,16 @@ func (r *FsUsageReader) device(name string) event.Dev {
 }
 
 // pseudoPid numbers commands: fs_usage prints a thread ID, not a process
-// ID, so processes are grouped by name.
+// ID, so without Resolve processes are grouped by name. Beside real pids
+// (with Resolve) they count down from PseudoPidBase, clear of real ones.
 func (r *FsUsageReader) pseudoPid(comm string) uint32 {
 	if p, ok := r.comms[comm]; ok {
 		return p
 	}
 	p := uint32(len(r.comms) + 1)
+	if r.Resolve != nil {
+		p = PseudoPidBase - uint32(len(r.comms))
+	}
 	r.comms[comm] = p
 	return p
 }
