@@ -43,7 +43,7 @@ var ErrUnknownFormat = errors.New("not a format ioshape imports (fs_usage -w out
 
 // importFidelity says what each imported format cannot show.
 var importFidelity = map[parse.Format][]string{
-	parse.FormatFsUsage: FsUsageLimits,
+	parse.FormatFsUsage:  FsUsageLimits,
 	parse.FormatBpftrace: {"imported raw bpftrace output: devices are numbers only, and lost-event counts are those in the output"},
 	parse.FormatDTrace: {
 		"dtrace: no split between queueing and the device",
