@@ -4,20 +4,33 @@
  * with -Z so that probes one system lacks (the _nocancel variants outside
  * macOS, clonefileat) do not stop the others.
  *
- * This file is a Go text/template: ioshape fills in the target predicate
- * and leaves out the io provider when System Integrity Protection hides it.
- * Facts relied on are in ../shared/reference/tracing.md (sections 1–3).
+ * This file is a Go text/template: ioshape fills in the platform, the
+ * target predicate and the platform's system calls, and leaves out the io
+ * provider when System Integrity Protection hides it. Facts relied on are
+ * in ../shared/reference/tracing.md (sections 1–3) and
+ * ../shared/samples/dtrace-oracle-linux/README.md (Oracle DTrace on Linux).
  *
  * One line per completed I/O (comm last: it may hold spaces):
+ *   READY dtrace <timestamp> <platform>
+ *       tracing has begun; the platform (darwin, linux) says how to read
+ *       block numbers (device blocks on macOS, 512-byte sectors on Linux)
  *   I start done major minor blkno bcount bytes error flags pid tid comm
- *       block layer, io:::start to io:::done; bytes = b_bcount - b_resid
+ *       block layer, io:::start to io:::done; bytes = b_bcount - b_resid;
+ *       flags are ioshape's: 1 read, 2 async, 4 physical (uncached),
+ *       8 paging, 16 metadata, 32 FUA — tested with the running system's
+ *       own B_* constants, whose values differ (B_READ is 0x1 on macOS,
+ *       0x40 on Linux)
  *   C call entry return pid tid fd size offset ret errno comm
- *       syscall layer, entry to return; call is the probe function without
- *       "_nocancel"; size and offset are -1 where the call has none
+ *       syscall layer, entry to return; call is the platform's name without
+ *       "_nocancel"; size and offset are -1 where the call has none; a
+ *       libaio io_submit prints aio_read/aio_write with its first iocb's fd,
+ *       size and offset and the number submitted, io_getevents the number
+ *       reaped
  *   @unmatched: N    io:::done without its io:::start, at exit
+ *   @unfinished: N   io:::start without its io:::done, at exit
  *
- * Times are `timestamp` (ns). The block number is in device blocks, whose
- * size DTrace does not give (not always 512 on macOS).
+ * Times are `timestamp` (ns). Scripts before the platform word printed
+ * b_flags raw; the importer recognises those.
  */
 
 #pragma D option quiet
@@ -32,7 +45,7 @@
  * command only then. Its timestamp is the trace's time zero. */
 dtrace:::BEGIN
 {
-	printf("READY dtrace %d\n", timestamp);
+	printf("READY dtrace %d {{.Platform}}\n", timestamp);
 }
 {{- if .Block}}
 
@@ -42,7 +55,8 @@ dtrace:::BEGIN
  * where pid and execname are the issuing thread's; at done they are the
  * completing context's (kernel_task). Every start is remembered, tracked or
  * not, so that a done without a start really is unmatched. Kernel-issued
- * I/O (pid 0: delayed writes, page-outs) is kept and marked.
+ * I/O (pid 0 on macOS: delayed writes, page-outs; kworker threads on
+ * Linux, which the parser knows by name) is kept and marked.
  */
 io:::start
 {
@@ -51,16 +65,30 @@ io:::start
 	io_pid[arg0] = pid;
 	io_tid[arg0] = tid;
 	io_comm[arg0] = execname;
-	io_flags[arg0] = args[0]->b_flags;
+	io_flags[arg0] = ((args[0]->b_flags & B_READ) ? 1 : 0) |
+	    ((args[0]->b_flags & B_ASYNC) ? 2 : 0) |
+	    ((args[0]->b_flags & B_PHYS) ? 4 : 0) |
+	    ((args[0]->b_flags & B_PAGEIO) ? 8 : 0){{if eq .Platform "darwin"}} |
+	    ((args[0]->b_flags & 0x0100) ? 16 : 0) |	/* xnu B_META */
+	    ((args[0]->b_flags & 0x0400) ? 32 : 0){{end}};	/* xnu B_FUA */
 	io_blkno[arg0] = args[0]->b_blkno;
 	io_bcount[arg0] = args[0]->b_bcount;
 	io_major[arg0] = args[1]->dev_major;
 	io_minor[arg0] = args[1]->dev_minor;
 }
 
+/* A request still in flight at the end (or whose done this DTrace dropped)
+ * is counted: +1 here, -1 at its done. */
+io:::start
+/io_tracked[arg0]/
+{
+	@unfinished = sum(1);
+}
+
 io:::done
 /io_ts[arg0] && io_tracked[arg0]/
 {
+	@unfinished = sum(-1);
 	printf("I %d %d %d %d %d %d %d %d %d %d %d %s\n",
 	    io_ts[arg0], timestamp, io_major[arg0], io_minor[arg0], io_blkno[arg0],
 	    io_bcount[arg0], args[0]->b_bcount - args[0]->b_resid, args[0]->b_error,
@@ -94,13 +122,31 @@ syscall::{{.Name}}:entry{{if .Nocancel}},
 syscall::{{.Name}}_nocancel:entry{{end}}
 /({{$.Filter}}){{if .When}} && ({{.When}}){{end}}/
 {
+{{- if .Pre}}
+	{{.Pre}}
+{{- end}}
 	self->ts = timestamp;
 	self->call = {{.Call}};
 	self->fd = (int64_t)({{.FD}});
 	self->size = (int64_t)({{.Size}});
 	self->off = (int64_t)({{.Offset}});
+{{- if .FD2}}
+	self->fd2 = (int64_t)({{.FD2}});
+{{- end}}
 }
 {{end}}
+{{- range .Calls}}{{if .FD2}}
+/* {{.Name}} moves data from one descriptor to another: the source half
+ * first, as a read, then the call itself as the write. */
+syscall::{{.Name}}:return
+/self->ts/
+{
+	printf("C {{.Name}}_src %d %d %d %d %d %d %d %d %d %s\n",
+	    self->ts, timestamp, pid, tid, self->fd2, self->size,
+	    (int64_t)-1, (int64_t)arg0, errno, execname);
+	self->fd2 = 0;
+}
+{{end}}{{end}}
 {{- range $i, $c := .Calls}}{{if $i}},
 {{end}}syscall::{{$c.Name}}:return{{if $c.Nocancel}},
 syscall::{{$c.Name}}_nocancel:return{{end}}{{end}}
@@ -122,5 +168,6 @@ syscall::{{$c.Name}}_nocancel:return{{end}}{{end}}
 dtrace:::END
 {
 	printa("@unmatched: %@d\n", @unmatched);
+	printa("@unfinished: %@d\n", @unfinished);
 }
 {{- end}}

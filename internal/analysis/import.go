@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -29,11 +30,15 @@ type ImportRequest struct {
 	// Arch is the recording machine's, for raw bpftrace output (syscall
 	// numbers and flags differ); empty: this machine's.
 	Arch string
+	// Platform is the recording system's (darwin, linux), for D output
+	// that does not say; empty: recognised from the output.
+	Platform string
 }
 
 // ImportResult is what an import saw.
 type ImportResult struct {
 	Format                     parse.Format
+	Platform                   string // D output: the system it was recorded on
 	Events, Skipped, Malformed int64
 	Warnings                   []string
 }
@@ -64,6 +69,8 @@ var FsUsageLimits = []string{
 // importStats is what an import saw besides events.
 type importStats struct {
 	skipped, malformed, lost int64
+	unmatched, unfinished    int64
+	platform                 string // the D output's, once read
 	warnings                 []string
 	devices                  []event.Device
 }
@@ -83,6 +90,15 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		return res, err
 	}
 	br := bufio.NewReaderSize(f, 1<<20)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		// A gzipped capture, as the shared DTrace samples are.
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", req.File, err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 1<<20)
+	}
 	if res.Format == "auto" || res.Format == "" {
 		head, _ := br.Peek(64 << 10)
 		if res.Format = parse.Detect(strings.Split(string(head), "\n")); res.Format == parse.FormatUnknown {
@@ -98,6 +114,9 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	}
 	if res.Format == parse.FormatFsUsage {
 		h.OS = "darwin"
+	}
+	if res.Format == parse.FormatDTrace {
+		h.OS = req.Platform
 	}
 	w, err := tracefile.Create(req.Path, h)
 	if err != nil {
@@ -120,7 +139,7 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	case parse.FormatFsUsage:
 		err = importFsUsage(br, req.File, req.BlockSize, sink, &stats)
 	case parse.FormatDTrace:
-		err = importDTrace(br, req.File, req.BlockSize, sink, &stats)
+		err = importDTrace(br, req.File, req.BlockSize, req.Platform, sink, &stats)
 	default:
 		arch := req.Arch
 		if arch == "" {
@@ -129,8 +148,10 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		err = importBpftrace(br, req.File, arch, sink, &stats)
 	}
 	res.Skipped, res.Malformed, res.Warnings = stats.skipped, stats.malformed, stats.warnings
+	res.Platform = stats.platform
 	ft := tracefile.Footer{
 		DurationNs: last - first, LostEvents: stats.lost, ParseErrors: stats.malformed,
+		UnmatchedCompletions: stats.unmatched, UnfinishedRequests: stats.unfinished,
 		Warnings: stats.warnings, EndReason: "imported", Devices: stats.devices,
 	}
 	if cerr := w.Close(ft); cerr != nil && err == nil {
@@ -230,8 +251,9 @@ func (b *rebase) apply(e *event.Event) {
 	}
 }
 
-func importDTrace(r io.Reader, file string, blockSize int64, sink func(*event.Event) error, st *importStats) error {
+func importDTrace(r io.Reader, file string, blockSize int64, platform string, sink func(*event.Event) error, st *importStats) error {
 	p := parse.NewDTraceReader(r, file, blockSize)
+	p.Platform = platform
 	var rb rebase
 	for p.Scan() {
 		rec := p.Record()
@@ -241,11 +263,24 @@ func importDTrace(r io.Reader, file string, blockSize int64, sink func(*event.Ev
 			if err := sink(&rec.Event); err != nil {
 				return err
 			}
+		case parse.KindCounter:
+			switch rec.Name {
+			case parse.CounterUnmatched:
+				st.unmatched += rec.N
+			case parse.CounterUnfinished:
+				st.unfinished += rec.N
+			}
 		case parse.KindError:
 			st.malformedLine(rec.Err)
 		default:
 			st.skipped++
 		}
+	}
+	st.platform = p.Platform
+	// DTrace may drop probes without a word (Oracle's does, under load):
+	// what can be checked is said.
+	if st.unmatched > 0 || st.unfinished > 0 {
+		st.warnings = append(st.warnings, fmt.Sprintf("possible loss: %d block completions without their start and %d starts without their completion (a DTrace that drops probes says nothing; on Linux, io:::start also fires for bios later merged or split)", st.unmatched, st.unfinished))
 	}
 	return p.Err()
 }

@@ -9,34 +9,101 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 )
 
-// b_flags bits (xnu bsd/sys/buf.h; tracing.md §1.3). B_WRITE is 0: the
-// direction is B_READ or not.
+// Raw b_flags bits, as scripts before the platform word printed them: xnu's
+// (bsd/sys/buf.h; tracing.md §1.3; B_WRITE is 0) and the Solaris values
+// Oracle DTrace for Linux uses (../shared/samples/dtrace-oracle-linux).
 const (
-	bRead   = 0x0001
-	bAsync  = 0x0002
-	bPhys   = 0x0020
-	bPageIO = 0x0080
-	bMeta   = 0x0100
-	bFUA    = 0x0400
+	xnuRead   = 0x0001
+	xnuAsync  = 0x0002
+	xnuPhys   = 0x0020
+	xnuPageIO = 0x0080
+	xnuMeta   = 0x0100
+	xnuFUA    = 0x0400
+
+	linuxPhys  = 0x0020
+	linuxRead  = 0x0040
+	linuxWrite = 0x0100
+	linuxAsync = 0x0400
+)
+
+// The flags today's script prints, whatever the platform: it tests b_flags
+// with the system's own B_* constants.
+const (
+	dRead = 1 << iota
+	dAsync
+	dPhys
+	dPaging
+	dMeta
+	dFUA
+)
+
+// Platforms the D script runs on.
+const (
+	PlatformDarwin = "darwin"
+	PlatformLinux  = "linux"
 )
 
 // DTraceReader reads the output of dscripts/ioshape.d.
+//
+// Today's script names its platform on the READY line and prints flags
+// already decoded. Output of earlier scripts (READY with no platform)
+// carries raw b_flags, whose bits differ by platform: Platform, if set,
+// says which; otherwise the reader recognises it from the first block
+// events (Linux's always have B_PHYS and exactly one of B_READ and
+// B_WRITE, at 0x20, 0x40 and 0x100; xnu's reads have 0x1), holding them
+// back until it knows.
 type DTraceReader struct {
 	lineScanner
+	// Platform is the recording system's, when the output does not say.
+	Platform  string
 	blockSize int64
+	decoded   bool // the READY line named a platform: flags are decoded
+
+	held  []heldIO // block events held while the platform is unknown
+	out   []Record // records to return before reading on
+	aio   map[uint32][]aioSubmit
 }
 
-// NewDTraceReader reads r; blockSize converts block numbers to offsets.
-func NewDTraceReader(r io.Reader, file string, blockSize int64) *DTraceReader {
-	if blockSize <= 0 {
-		blockSize = 4096
-	}
-	return &DTraceReader{lineScanner: newLineScanner(r, file), blockSize: blockSize}
+// heldIO is a block line read before its platform was known.
+type heldIO struct {
+	rec   Record
+	flags int64
 }
+
+// aioSubmit is a libaio request submitted and not yet reaped.
+type aioSubmit struct {
+	e event.Event
+}
+
+// NewDTraceReader reads r. blockSize converts block numbers to offsets; 0
+// takes the platform's unit (512-byte sectors on Linux, 4096-byte blocks
+// on macOS, where DTrace does not give the device's).
+func NewDTraceReader(r io.Reader, file string, blockSize int64) *DTraceReader {
+	return &DTraceReader{lineScanner: newLineScanner(r, file), blockSize: blockSize, aio: map[uint32][]aioSubmit{}}
+}
+
+// kindHold is a line whose records come later (held or queued).
+const kindHold Kind = 200
 
 // Scan reads the next record; blank lines are skipped.
 func (r *DTraceReader) Scan() bool {
-	return r.scan(func(b []byte) string { return r.parseLine(string(b)) })
+	for {
+		if len(r.out) > 0 {
+			r.rec = r.out[0]
+			r.out = r.out[1:]
+			return true
+		}
+		if !r.scan(func(b []byte) string { return r.parseLine(string(b)) }) {
+			if len(r.held) > 0 { // the end came first: decide on what there is
+				r.decide()
+				continue
+			}
+			return false
+		}
+		if r.rec.Kind != kindHold {
+			return true
+		}
+	}
 }
 
 func (r *DTraceReader) parseLine(s string) string {
@@ -46,10 +113,18 @@ func (r *DTraceReader) parseLine(s string) string {
 	case strings.HasPrefix(s, "C "):
 		return r.parseCall(s[2:])
 	case strings.HasPrefix(s, "READY"):
-		// "READY dtrace <timestamp>": the script's clock when tracing began.
+		// "READY dtrace <timestamp> [platform]": the script's clock when
+		// tracing began, and since the platform word, decoded flags.
 		r.rec = Record{Kind: KindReady}
-		if f := strings.Fields(s); len(f) == 3 {
+		f := strings.Fields(s)
+		if len(f) >= 3 {
 			r.rec.N, _ = strconv.ParseInt(f[2], 10, 64)
+		}
+		if len(f) >= 4 {
+			if f[3] != PlatformDarwin && f[3] != PlatformLinux {
+				return fmt.Sprintf("unknown platform %q", f[3])
+			}
+			r.Platform, r.decoded = f[3], true
 		}
 	case strings.HasPrefix(s, "@"):
 		name, v, ok := strings.Cut(s[1:], ":")
@@ -94,46 +169,158 @@ func (r *DTraceReader) parseIO(s string) string {
 	if !ints(f, n[:]) {
 		return "io line: a field is not a number"
 	}
-	flags := n[8]
-	e := &r.rec.Event
-	*e = event.Event{
+	r.rec = Record{Kind: KindEvent, Event: event.Event{
 		Layer: event.Block, Op: event.Write, Start: n[0], End: n[1],
-		Dev: event.Dev{Major: uint32(n[2]), Minor: uint32(n[3])}, Offset: n[4] * r.blockSize,
+		Dev: event.Dev{Major: uint32(n[2]), Minor: uint32(n[3])}, Offset: n[4],
 		Size: n[5], Bytes: n[6], Errno: int32(n[7]), Pid: uint32(n[9]), Tid: uint32(n[10]), Comm: f[11],
+	}}
+	if r.Platform == "" {
+		if p := recognisePlatform(n[8], f[11]); p != "" {
+			r.Platform = p
+		} else if len(r.held) < maxHeld {
+			r.held = append(r.held, heldIO{r.rec, n[8]})
+			r.rec.Kind = kindHold
+			return ""
+		} else {
+			r.decide()
+		}
 	}
-	if flags&bRead != 0 {
+	r.finishIO(&r.rec.Event, n[8])
+	if len(r.held) > 0 { // decided on this line: the held ones go first
+		r.out = append(r.out, r.rec)
+		r.flushHeld()
+		r.rec.Kind = kindHold
+	}
+	return ""
+}
+
+// maxHeld bounds the events held while recognising a platform.
+const maxHeld = 64
+
+// recognisePlatform tells raw b_flags apart where one line can: bits
+// outside Linux's (B_PHYS|B_READ|B_WRITE|B_ASYNC) or a missing B_PHYS or
+// direction say xnu, a kernel thread's name says Linux. "" is not sure.
+func recognisePlatform(flags int64, comm string) string {
+	if isLinuxKernelThread(comm) {
+		return PlatformLinux
+	}
+	dir := flags & (linuxRead | linuxWrite)
+	if flags&^(linuxPhys|linuxRead|linuxWrite|linuxAsync) != 0 || flags&linuxPhys == 0 || dir == 0 || dir == linuxRead|linuxWrite {
+		return PlatformDarwin
+	}
+	return ""
+}
+
+// decide settles the platform of held events: every one looked like
+// Linux's, so Linux.
+func (r *DTraceReader) decide() {
+	if r.Platform == "" {
+		r.Platform = PlatformLinux
+	}
+	r.flushHeld()
+}
+
+func (r *DTraceReader) flushHeld() {
+	held := r.held
+	r.held = nil
+	for i := range held {
+		r.finishIO(&held[i].rec.Event, held[i].flags)
+		r.out = append(r.out, held[i].rec)
+	}
+}
+
+// finishIO decodes flags and the block number once the platform is known.
+func (r *DTraceReader) finishIO(e *event.Event, flags int64) {
+	if !r.decoded {
+		flags = decodeRawFlags(flags, r.Platform)
+	}
+	unit := r.blockSize
+	if unit <= 0 {
+		unit = 4096 // macOS: device blocks, size not given (tracing.md §8)
+		if r.Platform == PlatformLinux {
+			unit = 512 // Linux's b_blkno counts sectors
+		}
+	}
+	e.Offset *= unit
+	if flags&dRead != 0 {
 		e.Op = event.Read
 	}
-	if flags&bAsync != 0 {
+	if flags&dAsync != 0 {
 		e.Flags |= event.FlagAsync
 	} else {
 		e.Flags |= event.FlagSync
 	}
-	if flags&bPhys != 0 {
+	if flags&dPhys != 0 {
 		e.Flags |= event.FlagDirect
 	}
-	if flags&bMeta != 0 {
+	if flags&dPaging != 0 {
+		e.Flags |= event.FlagPaging
+	}
+	if flags&dMeta != 0 {
 		e.Flags |= event.FlagMeta
 	}
-	if flags&bFUA != 0 {
+	if flags&dFUA != 0 {
 		e.Flags |= event.FlagFUA
 	}
-	if e.Pid == 0 { // kernel_task: delayed writes, page-outs
+	if e.Pid == 0 || r.Platform == PlatformLinux && isLinuxKernelThread(e.Comm) { // writeback, journal, page-outs
 		e.Flags |= event.FlagKernel
 	}
 	if e.Errno != 0 {
 		e.Bytes = 0
 	}
-	r.rec.Kind = KindEvent
-	return ""
 }
 
-// dtraceCalls maps the script's call names to the event model's.
+// decodeRawFlags turns a platform's raw b_flags into the decoded bits.
+// Linux's B_PHYS is set on every request, page cache or not, so it says
+// nothing there.
+func decodeRawFlags(raw int64, platform string) int64 {
+	var f int64
+	if platform == PlatformLinux {
+		if raw&linuxRead != 0 {
+			f |= dRead
+		}
+		if raw&linuxAsync != 0 {
+			f |= dAsync
+		}
+		return f
+	}
+	for _, b := range []struct{ raw, dec int64 }{
+		{xnuRead, dRead}, {xnuAsync, dAsync}, {xnuPhys, dPhys}, {xnuPageIO, dPaging}, {xnuMeta, dMeta}, {xnuFUA, dFUA},
+	} {
+		if raw&b.raw != 0 {
+			f |= b.dec
+		}
+	}
+	return f
+}
+
+// isLinuxKernelThread knows the kernel threads that issue I/O on others'
+// behalf: Linux's have pids of their own, not 0.
+func isLinuxKernelThread(comm string) bool {
+	for _, p := range []string{"kworker/", "jbd2/", "kswapd", "flush-", "writeback", "xfsaild", "btrfs-", "kcompactd", "khugepaged"} {
+		if strings.HasPrefix(comm, p) {
+			return true
+		}
+	}
+	// loop0, md127: followed by a number (mdworker is a Mac's Spotlight).
+	for _, p := range []string{"loop", "md"} {
+		if rest, ok := strings.CutPrefix(comm, p); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// dtraceCalls maps the script's call names (both platforms') to the event
+// model's.
 var dtraceCalls = map[string]event.Call{
 	"read": event.CallRead, "write": event.CallWrite, "pread": event.CallPread64, "pwrite": event.CallPwrite64,
 	"readv": event.CallReadv, "writev": event.CallWritev, "preadv": event.CallPreadv, "pwritev": event.CallPwritev,
 	"fsync": event.CallFsync, "fcntl_fullfsync": event.CallFullFsync, "fcntl_nocache": event.CallNoCache,
 	"clonefileat": event.CallClone, "fclonefileat": event.CallClone, "copyfile": event.CallCopyfile,
+	"pread64": event.CallPread64, "pwrite64": event.CallPwrite64, "preadv2": event.CallPreadv2, "pwritev2": event.CallPwritev2,
+	"fdatasync": event.CallFdatasync, "copy_file_range": event.CallCopyFileRange, "copy_file_range_src": event.CallCopyFileRange,
+	"aio_read": event.CallAioRead, "aio_write": event.CallAioWrite, "aio_fsync": event.CallAioFsync, "io_getevents": event.NoCall,
 }
 
 // parseCall reads: call entry return pid tid fd size offset ret errno comm
@@ -157,10 +344,36 @@ func (r *DTraceReader) parseCall(s string) string {
 		Pid: uint32(n[2]), Tid: uint32(n[3]), Inode: uint64(n[4] + 1), // no file identity without kernel memory: one stream per fd
 		Size: n[5], Offset: n[6], Comm: f[10],
 	}
-	if ret < 0 || errno != 0 && ret == -1 {
+	r.rec.Kind = KindEvent
+	failed := ret < 0 || errno != 0 && ret == -1
+	switch {
+	case call.IsAsync():
+		// io_submit: ret requests went in; each becomes an event when
+		// io_getevents reaps it.
+		if !failed {
+			r.submit(e, ret)
+		}
+		r.rec.Kind = kindHold
+		return ""
+	case f[0] == "io_getevents":
+		if !failed {
+			r.reap(e.Pid, e.End, ret)
+		}
+		r.rec.Kind = kindHold
+		return ""
+	}
+	if failed {
 		e.Errno = int32(errno)
 	} else if e.Op.IsData() {
 		e.Bytes = ret
+	}
+	switch {
+	case f[0] == "copy_file_range_src":
+		e.Flags |= event.FlagCopySource
+		e.Size = e.Bytes // asked for "everything": what moved is the size
+	case call == event.CallCopyFileRange:
+		e.Op = event.Write
+		e.Size = e.Bytes
 	}
 	if e.Size < 0 { // vectored: the size is what moved
 		e.Size = e.Bytes
@@ -168,10 +381,46 @@ func (r *DTraceReader) parseCall(s string) string {
 	if !e.Op.IsData() {
 		e.Offset = -1
 	}
-	r.rec.Kind = KindEvent
 	return ""
 }
 
+// maxAioPending bounds the libaio requests awaiting their reaping, per
+// process: a program that never reaps must not grow the reader.
+const maxAioPending = 1 << 16
+
+// submit queues n libaio requests submitted together. The script reads the
+// first iocb only: the others take its size, and offsets the trace does
+// not know.
+func (r *DTraceReader) submit(e *event.Event, n int64) {
+	q := r.aio[e.Pid]
+	for i := int64(0); i < n && len(q) < maxAioPending; i++ {
+		s := aioSubmit{e: *e}
+		s.e.Flags |= event.FlagAsync
+		if i > 0 {
+			s.e.Offset = -1
+		}
+		q = append(q, s)
+	}
+	r.aio[e.Pid] = q
+}
+
+// reap turns n requests of process pid into events completing at end, in
+// submission order: the reap does not say which ones completed, so with
+// several in flight the latencies are approximate; the depth is exact.
+func (r *DTraceReader) reap(pid uint32, end, n int64) {
+	q := r.aio[pid]
+	k := min(int(n), len(q))
+	for _, s := range q[:k] {
+		e := s.e
+		e.End = end
+		e.Bytes = e.Size
+		if e.Op != event.Read && e.Op != event.Write {
+			e.Offset = -1
+		}
+		r.out = append(r.out, Record{Kind: KindEvent, Event: e})
+	}
+	r.aio[pid] = q[k:]
+}
 // KnownDTraceCall reports whether the parser knows a call name the D
 // script prints.
 func KnownDTraceCall(name string) bool {

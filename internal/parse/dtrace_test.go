@@ -98,6 +98,9 @@ func TestDTraceOutput(t *testing.T) {
 func FuzzDTrace(f *testing.F) {
 	f.Add("I 1000 251000 1 17 150777072 4096 4096 0 1 1111 42 firefox")
 	f.Add("C pread 500 900 1111 42 7 65536 1048576 65536 0 firefox")
+	f.Add("READY dtrace 1000 linux")
+	f.Add("C aio_read 100 110 60 60 5 4096 8192 3 0 fio\nC io_getevents 200 300 60 60 -1 -1 -1 2 0 fio")
+	f.Add("I 1000 2000 254 0 8 4096 4096 0 96 77 77 fio\nI 1 2 3 4 5 6 7 8 1 9 9 x")
 	f.Fuzz(func(t *testing.T, line string) {
 		r := NewDTraceReader(strings.NewReader(line), "", 512)
 		for r.Scan() {
@@ -107,4 +110,95 @@ func FuzzDTrace(f *testing.F) {
 		}
 		ParseDTraceMessage(line)
 	})
+}
+
+func readDTrace(t *testing.T, in string, platform string) (evs []event.Event, counters map[string]int64, r *DTraceReader) {
+	t.Helper()
+	r = NewDTraceReader(strings.NewReader(in), "in", 0)
+	r.Platform = platform
+	counters = map[string]int64{}
+	for r.Scan() {
+		switch rec := r.Record(); rec.Kind {
+		case KindEvent:
+			evs = append(evs, rec.Event)
+		case KindCounter:
+			counters[rec.Name] += rec.N
+		case KindError:
+			t.Errorf("%v", rec.Err)
+		}
+	}
+	return evs, counters, r
+}
+
+// Today's script names its platform and decodes flags with the system's
+// own B_* constants: 1 read, 2 async, 4 physical, 8 paging, 16 meta.
+// Linux's block numbers are 512-byte sectors, and its kernel threads have
+// pids of their own.
+func TestDTracePlatformOutput(t *testing.T) {
+	in := strings.Join([]string{
+		"READY dtrace 1000 linux",
+		"I 1000 2000 254 0 8 4096 4096 0 5 77 77 fio",
+		"I 1000 3000 254 0 16 8192 8192 0 2 312 312 kworker/u4:2",
+		"I 1000 3000 254 0 24 4096 4096 0 0 310 310 jbd2/vda1-8",
+		"C copy_file_range_src 100 900 50 50 3 65536 -1 65536 0 cp",
+		"C copy_file_range 100 900 50 50 4 65536 -1 65536 0 cp",
+		"C aio_read 100 110 60 60 5 4096 8192 3 0 fio",
+		"C io_getevents 200 300 60 60 -1 -1 -1 2 0 fio",
+		"C io_getevents 400 500 60 60 -1 -1 -1 1 0 fio",
+		"C aio_write 600 610 60 60 5 4096 0 -1 11 fio",
+		"@unmatched: 2",
+		"@unfinished: 3",
+	}, "\n")
+	evs, counters, _ := readDTrace(t, in, "")
+	if len(evs) != 8 || counters[CounterUnmatched] != 2 || counters[CounterUnfinished] != 3 {
+		t.Fatalf("%d events, counters %v", len(evs), counters)
+	}
+	rd, wb, jb := evs[0], evs[1], evs[2]
+	if rd.Op != event.Read || rd.Offset != 8*512 || rd.Flags&event.FlagDirect == 0 || rd.Flags&event.FlagKernel != 0 {
+		t.Errorf("direct read: %+v", rd)
+	}
+	if wb.Op != event.Write || wb.Flags&(event.FlagAsync|event.FlagKernel) != event.FlagAsync|event.FlagKernel || jb.Flags&event.FlagKernel == 0 {
+		t.Errorf("writeback %+v, journal %+v", wb, jb)
+	}
+	src, dst := evs[3], evs[4]
+	if src.Op != event.Read || src.Flags&event.FlagCopySource == 0 || src.Inode != 4 || dst.Op != event.Write || dst.Size != 65536 || dst.Inode != 5 {
+		t.Errorf("copy halves %+v %+v", src, dst)
+	}
+	// Three submitted, reaped two then one, in submission order; a failed
+	// submission adds nothing.
+	a, b, c := evs[5], evs[6], evs[7]
+	if a.Call != event.CallAioRead || a.Start != 100 || a.End != 300 || a.Offset != 8192 || a.Bytes != 4096 || a.Flags&event.FlagAsync == 0 ||
+		b.End != 300 || b.Offset != -1 || c.End != 500 {
+		t.Errorf("aio %+v %+v %+v", a, b, c)
+	}
+}
+
+// Output of scripts before the platform word carries raw b_flags: Linux's
+// are recognised (B_PHYS and one of B_READ 0x40 / B_WRITE 0x100), held
+// back until sure, and decoded; an xnu line decides at once.
+func TestDTraceRawFlagsRecognised(t *testing.T) {
+	lines := []string{"READY dtrace 1000"}
+	for i := 0; i < 70; i++ {
+		lines = append(lines, "I 1000 2000 254 0 8 4096 4096 0 96 77 77 fio") // 0x60: B_PHYS|B_READ
+	}
+	lines = append(lines, "I 1000 2000 254 0 8 4096 4096 0 288 77 77 fio") // 0x120: B_PHYS|B_WRITE
+	evs, _, r := readDTrace(t, strings.Join(lines, "\n"), "")
+	if len(evs) != 71 || r.Platform != PlatformLinux || evs[0].Op != event.Read || evs[0].Offset != 4096 || evs[70].Op != event.Write {
+		t.Fatalf("%d events on %q: first %+v, last %+v", len(evs), r.Platform, evs[0], evs[len(evs)-1])
+	}
+	// A short capture decides at its end.
+	evs, _, r = readDTrace(t, "READY dtrace 1\nI 1000 2000 254 0 8 4096 4096 0 1120 77 77 fio\n", "")
+	if len(evs) != 1 || r.Platform != PlatformLinux || evs[0].Op != event.Read || evs[0].Flags&event.FlagAsync == 0 {
+		t.Errorf("short capture: %+v on %q", evs, r.Platform)
+	}
+	// xnu: B_READ is 0x1.
+	evs, _, r = readDTrace(t, "READY dtrace 1\nI 1000 2000 1 4 8 4096 4096 0 3 77 77 mds\n", "")
+	if len(evs) != 1 || r.Platform != PlatformDarwin || evs[0].Op != event.Read || evs[0].Offset != 8*4096 {
+		t.Errorf("xnu: %+v on %q", evs, r.Platform)
+	}
+	// Told, it does not guess: 0x60 on macOS is B_PHYS|B_CLUSTER, a write.
+	evs, _, _ = readDTrace(t, "READY dtrace 1\nI 1000 2000 1 4 8 4096 4096 0 96 77 77 x\n", PlatformDarwin)
+	if len(evs) != 1 || evs[0].Op != event.Write || evs[0].Flags&event.FlagDirect == 0 {
+		t.Errorf("told darwin: %+v", evs)
+	}
 }

@@ -146,7 +146,7 @@ func (s *Session) start(script session.Script) (*tracer, error) {
 	}
 	t.fan.Go(func(send func([]parse.Record)) {
 		in := session.NewFlushingReader(stdout, s.cfg.Raw)
-		session.StreamRecords(parse.NewDTraceReader(in, "dtrace", fsusage.BlockSize), in, send)
+		session.StreamRecords(parse.NewDTraceReader(in, "dtrace", 0), in, send)
 		t.Stop() // dtrace has ended: so does the fs_usage beside it
 	})
 	t.fan.Seal()

@@ -4,6 +4,7 @@ import (
 	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracer/session"
 
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -17,13 +18,31 @@ import (
 // translated argument field and every option it uses must appear in
 // ../shared/reference/tracing.md, and every line it prints must be one
 // the parser reads.
+//
+// Linux's system call names are checked against the README of the real
+// Oracle DTrace captures in ../shared/samples/dtrace-oracle-linux.
 func TestDScriptFollowsReference(t *testing.T) {
 	ref, err := os.ReadFile(testutil.Shared(t, "reference", "tracing.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(ref)
-	sc, err := render(session.Target{Pids: []int{42}}, []int{42}, true)
+	linux, err := os.ReadFile(testutil.Shared(t, "samples", "dtrace-oracle-linux", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, plat := range []string{"darwin", "linux"} {
+		doc := string(ref)
+		calls := darwinCalls
+		if plat == "linux" {
+			doc += string(linux)
+			calls = linuxCalls
+		}
+		t.Run(plat, func(t *testing.T) { checkScript(t, plat, doc, calls) })
+	}
+}
+
+func checkScript(t *testing.T, plat, doc string, calls []dCall) {
+	sc, err := renderFor(plat, session.Target{Pids: []int{42}}, []int{42}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +90,17 @@ func TestDScriptFollowsReference(t *testing.T) {
 	if regexp.MustCompile(`[^_]pid|execname`).MatchString(strings.ReplaceAll(done, "io_pid", "")) {
 		t.Error("io:::done reads pid or execname")
 	}
-	for _, c := range regexp.MustCompile(`"(\w+)"`).FindAllStringSubmatch(strings.Join(callExprs(), " "), -1) {
+	for _, c := range regexp.MustCompile(`"(\w+)"`).FindAllStringSubmatch(strings.Join(callExprs(calls), " "), -1) {
 		if !parse.KnownDTraceCall(c[1]) {
 			t.Errorf("the script prints call %q, which the parser does not know", c[1])
 		}
 	}
 	// The printf formats have the fields the parser reads.
-	for prefix, want := range map[string]int{`"I `: 12, `"C `: 11} {
+	for prefix, want := range map[string]int{`"I `: 12, `"C %s`: 11, `"C copy_file_range_src `: 10} {
 		i := strings.Index(sc.Text, `printf(`+prefix)
+		if i < 0 && strings.Contains(prefix, "copy") && plat == "darwin" {
+			continue
+		}
 		line := sc.Text[i : i+strings.Index(sc.Text[i:], `\n"`)]
 		if got := strings.Count(line, "%"); got != want {
 			t.Errorf("%s line prints %d fields, the parser reads %d", prefix, got, want)
@@ -90,9 +112,9 @@ var comments = regexp.MustCompile(`(?s)/\*.*?\*/`)
 
 func stripComments(s string) string { return comments.ReplaceAllString(s, "") }
 
-func callExprs() []string {
+func callExprs(calls []dCall) []string {
 	var out []string
-	for _, c := range dCalls {
+	for _, c := range calls {
 		out = append(out, c.Call)
 	}
 	return out
@@ -109,12 +131,35 @@ func TestDScriptModes(t *testing.T) {
 	if !strings.Contains(sys.Text, `/(execname == "Final Cut Pro")/`) {
 		t.Error("name filter missing")
 	}
+	// The whole system, but not dtrace itself or ioshape reading it (the
+	// shared capture all-target shows dtrace's own writes under --all).
 	all, _ := render(session.Target{All: true}, nil, true)
-	if !strings.Contains(all.Text, "/(1)/") || !strings.Contains(all.Text, "io:::start") {
+	if !strings.Contains(all.Text, fmt.Sprintf("/(pid != $pid && pid != %d)/", os.Getpid())) || !strings.Contains(all.Text, "io:::start") {
 		t.Error("whole-system script")
 	}
+	// A child forked by another thread of the pid is not progenyof it in
+	// Oracle's DTrace: its parent pid is tested too.
 	pid, _ := render(session.Target{Pids: []int{7, 9}}, []int{7, 9}, true)
-	if !strings.Contains(pid.Text, "progenyof(7) || progenyof(9)") {
-		t.Error("pid filter must follow children with progenyof")
+	if !strings.Contains(pid.Text, "progenyof(7) || ppid == 7 || progenyof(9) || ppid == 9") {
+		t.Error("pid filter must follow children with progenyof and ppid")
+	}
+	// Each platform's flags, block unit and calls.
+	mac, _ := renderFor("darwin", session.Target{All: true}, nil, true)
+	lin, _ := renderFor("linux", session.Target{All: true}, nil, true)
+	for _, c := range []struct {
+		text, want string
+		has        bool
+	}{
+		{mac.Text, "READY dtrace %d darwin", true}, {lin.Text, "READY dtrace %d linux", true},
+		{lin.Text, "b_flags & B_READ", true}, {mac.Text, "b_flags & B_READ", true},
+		{lin.Text, "0x0100", false}, {mac.Text, "0x0100", true}, // xnu's B_META exists only there
+		{lin.Text, "syscall::pread64:entry", true}, {mac.Text, "syscall::pread64:entry", false},
+		{lin.Text, "syscall::io_submit:entry", true}, {lin.Text, "syscall::copy_file_range:return", true},
+		{mac.Text, "syscall::pread_nocancel:entry", true}, {stripComments(lin.Text), "_nocancel", false},
+		{lin.Text, "@unfinished = sum(1)", true},
+	} {
+		if strings.Contains(c.text, c.want) != c.has {
+			t.Errorf("%q in the script: %v, want %v", c.want, !c.has, c.has)
+		}
 	}
 }

@@ -282,3 +282,13 @@ func HelperSpec(cfg Config, command []string, waitGo bool) (string, error) {
 
 // HelperEnv is the environment variable that carries the helper's spec.
 const HelperEnv = helperEnv
+
+// init keeps the helper's main goroutine on the process's main thread, so
+// that it forks the command from there: some DTraces (Oracle's on Linux)
+// do not count a child forked by another thread as progenyof the parent,
+// and a recording of the command came back empty half the time.
+func init() {
+	if os.Getenv(helperEnv) != "" {
+		runtime.LockOSThread()
+	}
+}
