@@ -59,9 +59,9 @@ type DTraceReader struct {
 	blockSize int64
 	decoded   bool // the READY line named a platform: flags are decoded
 
-	held  []heldIO // block events held while the platform is unknown
-	out   []Record // records to return before reading on
-	aio   map[uint32][]aioSubmit
+	held []heldIO // block events held while the platform is unknown
+	out  []Record // records to return before reading on
+	aio  map[uint32][]aioSubmit
 }
 
 // heldIO is a block line read before its platform was known.
@@ -421,6 +421,7 @@ func (r *DTraceReader) reap(pid uint32, end, n int64) {
 	}
 	r.aio[pid] = q[k:]
 }
+
 // KnownDTraceCall reports whether the parser knows a call name the D
 // script prints.
 func KnownDTraceCall(name string) bool {
