@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ioshape/ioshape/internal/testutil"
 )
 
 // The DTrace and fs_usage backends, tested through the CLI with the fake
@@ -75,7 +77,7 @@ func TestRecordDTraceFake(t *testing.T) {
 func TestRecordDTraceSIPFallsBackToFsUsage(t *testing.T) {
 	args := filepath.Join(t.TempDir(), "args")
 	env := fakeEnv(t, "FAKE_DTRACE_SIP=1", "FAKE_FSUSAGE_ARGS="+args)
-	r, store := recordWith(t, env, "--backend", "dtrace", "--label", "sip", "--", "sleep", "2")
+	r, store := recordWith(t, env, "--backend", "dtrace", "--label", "sip", "--all", "--duration", "2s")
 	if r.code != 0 {
 		t.Fatalf("record: %s", r.stderr)
 	}
@@ -98,7 +100,8 @@ func TestRecordDTraceSIPFallsBackToFsUsage(t *testing.T) {
 	if !found {
 		t.Errorf("devices: %+v", s.Devices)
 	}
-	if a, _ := os.ReadFile(args); !strings.HasPrefix(string(a), "-w -f diskio sleep kernel_task") {
+	// Unfiltered: ioshape follows the target itself.
+	if a, _ := os.ReadFile(args); strings.TrimSpace(string(a)) != "-w -f filesys -f diskio" {
 		t.Errorf("fs_usage args %q", a)
 	}
 }
@@ -108,7 +111,7 @@ func TestRecordDTraceSIPFallsBackToFsUsage(t *testing.T) {
 func TestRecordDTraceSIPStrict(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "script.d")
 	env := fakeEnv(t, "FAKE_DTRACE_SIP=strict", "FAKE_DTRACE_SCRIPT="+script)
-	r, store := recordWith(t, env, "--backend", "dtrace", "--label", "strict", "--", "sleep", "2")
+	r, store := recordWith(t, env, "--backend", "dtrace", "--label", "strict", "--all", "--duration", "2s")
 	if r.code != 0 {
 		t.Fatalf("record: %s", r.stderr)
 	}
@@ -121,21 +124,61 @@ func TestRecordDTraceSIPStrict(t *testing.T) {
 	}
 }
 
+// The fs_usage backend records both layers: the fake replays the real
+// desktop capture from ../shared/samples with its timing (four times as fast),
+// and the trace holds what a hand count of it gives (internal/parse).
 func TestRecordFsUsageBackend(t *testing.T) {
-	env := fakeEnv(t, "FAKE_FSUSAGE_OVERRUN=1")
-	r, store := recordWith(t, env, "--backend", "fsusage", "--label", "fsu", "--", "sleep", "2")
+	capture := testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log")
+	env := fakeEnv(t, "FAKE_FSUSAGE_OVERRUN=1", "FAKE_FSUSAGE_REPLAY="+capture, "FAKE_FSUSAGE_SPEED=4")
+	r, store := recordWith(t, env, "--backend", "fsusage", "--label", "fsu", "--all", "--duration", "6s")
 	if r.code != 0 {
 		t.Fatalf("record: %s", r.stderr)
 	}
 	s := showJSON(t, store, "fsu")
-	if s.Trace.Backend != "fsusage" || s.Syscall != nil || s.Block == nil || s.Block.Reads != 60 {
-		t.Fatalf("trace %+v block %+v", s.Trace, s.Block)
+	if s.Trace.Backend != "fsusage" || s.Block == nil || s.Block.Reads != 24 || s.Syscall == nil || s.Syscall.Reads != 140 || s.Syscall.Writes != 219 ||
+		s.Syscall.ReadBytes != 291559 || s.Syscall.WriteBytes != 277519 {
+		t.Fatalf("trace %+v\nblock %+v\nsyscall %+v", s.Trace, s.Block, s.Syscall)
 	}
-	if s.Trace.TracerLostEvents != 1 || !strings.Contains(strings.Join(s.Trace.Warnings, " "), "fs_usage lost") {
-		t.Errorf("the buffer overrun is not reported: %+v", s.Trace)
+	warn := strings.Join(s.Trace.Warnings, " ")
+	if s.Trace.TracerLostEvents != 1 || !strings.Contains(warn, "fs_usage lost") || !strings.Contains(warn, "14 page-ins of memory-mapped files") {
+		t.Errorf("the buffer overrun or the page-ins are not reported: %+v", s.Trace)
 	}
-	if len(s.Trace.Fidelity) == 0 || !strings.Contains(strings.Join(s.Trace.Fidelity, " "), "block layer only") {
+	if !strings.Contains(strings.Join(s.Trace.Fidelity, " "), "hides sh, zsh") {
 		t.Errorf("fidelity %v", s.Trace.Fidelity)
+	}
+}
+
+// A command's I/O alone is kept. The capture's threads are not processes
+// of this machine, so ioshape cannot map them and falls back to the
+// command's name, and says so: bash's two calls in the capture.
+func TestRecordFsUsageCommandByName(t *testing.T) {
+	capture := testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log")
+	env := fakeEnv(t, "FAKE_FSUSAGE_REPLAY="+capture, "FAKE_FSUSAGE_SPEED=4")
+	r, store := recordWith(t, env, "--backend", "fsusage", "--label", "sh", "--", "bash", "-c", "sleep 6")
+	if r.code != 0 {
+		t.Fatalf("record: %s", r.stderr)
+	}
+	s := showJSON(t, store, "sh")
+	if s.Syscall == nil || s.Syscall.IOs != 2 || s.Block != nil {
+		t.Fatalf("syscall %+v block %+v", s.Syscall, s.Block)
+	}
+	for _, p := range s.Processes {
+		if p.Comm != "bash" {
+			t.Errorf("process %+v kept", p)
+		}
+	}
+	if !strings.Contains(strings.Join(s.Trace.Warnings, " "), "could not map to a process") {
+		t.Errorf("warnings %q", s.Trace.Warnings)
+	}
+}
+
+// Only one kdebug client can trace: fs_usage's "Resource busy" becomes
+// one line saying who may hold it, and a failed recording.
+func TestRecordFsUsageBusy(t *testing.T) {
+	env := fakeEnv(t, "FAKE_FSUSAGE_BUSY=1")
+	r, _ := recordWith(t, env, "--backend", "fsusage", "--all", "--duration", "2s")
+	if r.code == 0 || !strings.Contains(r.stderr, "kdebug) is busy") || !strings.Contains(r.stderr, "Instruments") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 1 {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 
 	"github.com/ioshape/ioshape/internal/tracer/bpftrace"
 	"github.com/ioshape/ioshape/internal/tracer/dtrace"
@@ -111,5 +112,27 @@ func autoBackend() string {
 		}
 		return BackendBpftrace
 	}
+	if runtime.GOOS == "darwin" {
+		out, err := exec.Command("csrutil", "status").Output()
+		if err == nil && SIPAllowsDTrace(string(out)) {
+			return BackendDTrace
+		}
+		// kdebug, which fs_usage reads, works for root whatever SIP says.
+		return BackendFsUsage
+	}
 	return BackendDTrace
+}
+
+// SIPAllowsDTrace reads `csrutil status`: System Integrity Protection off,
+// or on with DTrace's restrictions lifted (csrutil enable --without dtrace,
+// tracing.md §4). Anything else — on, or output it does not know — keeps
+// DTrace from the io provider and from Apple's binaries.
+func SIPAllowsDTrace(status string) bool {
+	for _, line := range strings.Split(status, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "System Integrity Protection status: disabled") || line == "DTrace Restrictions: disabled" {
+			return true
+		}
+	}
+	return false
 }

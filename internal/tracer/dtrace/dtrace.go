@@ -87,7 +87,7 @@ func (s *Session) run(ctx context.Context, sink session.Sink, block bool) (res s
 				return nil, err
 			}
 			s.Rendered = script
-			t, err = s.start(script)
+			t, err = s.start(script, pids)
 			return t, err
 		},
 	}
@@ -104,6 +104,7 @@ type tracer struct {
 	cmd        *exec.Cmd
 	fan        *session.Fan
 	scriptFile string
+	roots      []int // the target's processes, for fs_usage's filter
 
 	mu      sync.Mutex // the rest is shared with the stderr reader
 	stopped bool
@@ -112,7 +113,7 @@ type tracer struct {
 	fatal   []string
 }
 
-func (s *Session) start(script session.Script) (*tracer, error) {
+func (s *Session) start(script session.Script, roots []int) (*tracer, error) {
 	f, err := os.CreateTemp("", "ioshape-*.d")
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func (s *Session) start(script session.Script) (*tracer, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	t := &tracer{s: s, fan: session.NewFan(), scriptFile: f.Name()}
+	t := &tracer{s: s, fan: session.NewFan(), scriptFile: f.Name(), roots: roots}
 	if err != nil {
 		t.removeScript()
 		return nil, err
@@ -201,9 +202,14 @@ func (t *tracer) sip() (parse.Record, bool) {
 		return parse.Record{Kind: parse.KindWarning, Text: msg + "; fs_usage was not found, so this trace has no block layer"}, true
 	}
 	msg += "; meanwhile the block layer comes from fs_usage"
-	fsu, err := fsusage.Start(t.s.fsusage, fsusage.Args(t.s.cfg.Target, t.s.command), t.fan)
+	fsu, err := fsusage.Start(t.s.fsusage, fsusage.Args(t.s.cfg.Target, t.s.command), t.fan,
+		fsusage.Options{Target: t.s.cfg.Target, Command: t.s.command, BlockOnly: true})
 	if err != nil {
 		msg += " (" + err.Error() + ")"
+	} else {
+		for _, pid := range t.roots {
+			fsu.AddRoot(pid)
+		}
 	}
 	t.fsu = fsu
 	return parse.Record{Kind: parse.KindWarning, Text: msg}, true
