@@ -24,6 +24,7 @@ type sizeCount struct{ count, bytes int64 }
 type layerAgg struct {
 	cross                                            bool
 	reads, writes, flushes, discards, others, errors int64
+	clones                                           int64 // copy-on-write clones: a copy with no data I/O
 	readBytes, writeBytes                            int64
 	first, last                                      int64
 	any                                              bool
@@ -65,6 +66,9 @@ func (a *layerAgg) add(e *event.Event) {
 		return
 	default:
 		a.others++
+		if e.Call == event.CallClone {
+			a.clones++
+		}
 		return
 	}
 	if !a.any || e.Start < a.first {
@@ -112,10 +116,13 @@ func (a *layerAgg) add(e *event.Event) {
 
 // Layer is the profile of one layer (or one device within it).
 type Layer struct {
-	IOs                 int64   `json:"ios"`
-	Reads               int64   `json:"reads"`
-	Writes              int64   `json:"writes"`
-	Flushes             int64   `json:"flushes"`
+	IOs     int64 `json:"ios"`
+	Reads   int64 `json:"reads"`
+	Writes  int64 `json:"writes"`
+	Flushes int64 `json:"flushes"`
+	// Clones counts copy-on-write clones (macOS clonefile): files copied
+	// without moving their data, so a copy can show almost no I/O.
+	Clones              int64   `json:"clones,omitempty"`
 	Discards            int64   `json:"discards"`
 	Errors              int64   `json:"errors"`
 	ReadBytes           int64   `json:"read_bytes"`
@@ -195,7 +202,7 @@ func (a *layerAgg) result() *Layer {
 	a.depth.finish()
 	l := &Layer{
 		Reads: a.reads, Writes: a.writes, Flushes: a.flushes, Discards: a.discards, Errors: a.errors,
-		ReadBytes: a.readBytes, WriteBytes: a.writeBytes,
+		ReadBytes: a.readBytes, WriteBytes: a.writeBytes, Clones: a.clones,
 	}
 	l.IOs = a.reads + a.writes
 	if l.IOs == 0 && a.flushes == 0 && a.discards == 0 && a.others == 0 {

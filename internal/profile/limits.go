@@ -36,6 +36,7 @@ func (a *layerAgg) absorb(d *layerAgg) {
 	a.reads += d.reads
 	a.writes += d.writes
 	a.flushes += d.flushes
+	a.clones += d.clones
 	a.discards += d.discards
 	a.others += d.others
 	a.errors += d.errors

@@ -160,6 +160,11 @@ func writeLayers(w *errWriter, block, sys *profile.Layer) {
 		return fmt.Sprintf("%s / %s", Bytes(l.ReadBytes), Bytes(l.WriteBytes))
 	})
 	row("flushes", func(l *profile.Layer) string { return Count(l.Flushes) })
+	if sys != nil && sys.Clones > 0 {
+		// A clone within one APFS volume (Finder, cp -c) copies no data:
+		// the trace is nearly empty because the copy was.
+		row("clones (no data copied)", func(l *profile.Layer) string { return Count(l.Clones) })
+	}
 	row("IOPS, throughput", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s, %s MB/s over %s", Num(l.IOPS, 0), Num(l.ThroughputMBs, 1), Micros(l.SpanS*1e6))
 	})
