@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -48,22 +49,14 @@ var ErrUnknownFormat = errors.New("not a format ioshape imports (fs_usage -w out
 
 // importFidelity says what each imported format cannot show.
 var importFidelity = map[parse.Format][]string{
-	parse.FormatFsUsage:  FsUsageLimits,
+	parse.FormatFsUsage: slices.Concat(parse.FsUsageLimits,
+		[]string{"fs_usage: it prints thread IDs, not process IDs: an imported capture groups processes by name (cut at 16 characters)"}),
 	parse.FormatBpftrace: {"imported raw bpftrace output: devices are numbers only, and lost-event counts are those in the output"},
 	parse.FormatDTrace: {
 		"dtrace: no split between queueing and the device",
 		"dtrace: offsets are block numbers times --block-size (assumed 4096), and syscalls are tied to a file descriptor, not a file",
 		"imported D output: dtrace's drop messages go to stderr and are not in it",
 	},
-}
-
-// FsUsageLimits is what fs_usage output cannot show, recorded or imported.
-var FsUsageLimits = []string{
-	"fs_usage: no split between queueing and the device; issue time is completion minus elapsed time (microseconds)",
-	"fs_usage: block offsets are device block numbers times the block size (assumed 4096), not file offsets",
-	"fs_usage: system calls carry a descriptor, not a file; pread/pwrite offsets are printed modulo 4 GiB (the high bits follow the descriptor), read/write offsets follow the descriptor's position from open and lseek, guarded_pwrite_np's is not printed",
-	"fs_usage: memory-mapped file I/O makes no system call: it shows only as page-ins (PgIn at the block layer)",
-	"fs_usage: it prints thread IDs, not process IDs: an imported capture groups processes by name (cut at 16 characters)",
 }
 
 // importStats is what an import saw besides events.
@@ -198,17 +191,12 @@ func importFsUsage(r io.Reader, file string, blockSize int64, sink func(*event.E
 		st.warnings = append(st.warnings, fmt.Sprintf("fs_usage reported %d buffer overruns: events were dropped (an unknown number each time)", st.lost))
 	}
 	if p.PageIns > 0 {
-		st.warnings = append(st.warnings, PageInNote(p.PageIns))
+		st.warnings = append(st.warnings, parse.PageInNote(p.PageIns))
 	}
 	for i, name := range p.Devices() {
 		st.devices = append(st.devices, event.Device{Major: 0, Minor: uint32(i + 1), Name: name})
 	}
 	return p.Err()
-}
-
-// PageInNote says what page-ins of memory-mapped files mean for a trace.
-func PageInNote(n int64) string {
-	return fmt.Sprintf("%d page-ins of memory-mapped files (PAGE_IN_FILE): file reads made without a system call, so the syscall layer does not show them; their disk reads are the block layer's PgIn events", n)
 }
 
 func importBpftrace(r io.Reader, file, arch string, sink func(*event.Event) error, st *importStats) error {

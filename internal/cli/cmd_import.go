@@ -85,11 +85,9 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 	fmt.Fprintf(g.stderr, "imported %s events from %s (%s lines skipped as not I/O, %s malformed)\n",
 		report.Count(res.Events), file, report.Count(res.Skipped), report.Count(res.Malformed))
 	if res.Platform != "" {
-		how := ""
+		how := "as its output says, or recognised from its block events"
 		if o.platform != "" {
 			how = "as --platform says"
-		} else {
-			how = "as its output says, or recognised from its block events"
 		}
 		fmt.Fprintf(g.stderr, "recorded on %s (%s)\n", res.Platform, how)
 	}

@@ -59,9 +59,9 @@ type DTraceReader struct {
 	blockSize int64
 	decoded   bool // the READY line named a platform: flags are decoded
 
-	held []heldIO // block events held while the platform is unknown
-	out  []Record // records to return before reading on
-	aio  map[uint32][]aioSubmit
+	held []heldIO                 // block events held while the platform is unknown
+	out  []Record                 // records to return before reading on
+	aio  map[uint32][]event.Event // libaio requests submitted, not yet reaped, per process
 }
 
 // heldIO is a block line read before its platform was known.
@@ -70,16 +70,11 @@ type heldIO struct {
 	flags int64
 }
 
-// aioSubmit is a libaio request submitted and not yet reaped.
-type aioSubmit struct {
-	e event.Event
-}
-
 // NewDTraceReader reads r. blockSize converts block numbers to offsets; 0
 // takes the platform's unit (512-byte sectors on Linux, 4096-byte blocks
 // on macOS, where DTrace does not give the device's).
 func NewDTraceReader(r io.Reader, file string, blockSize int64) *DTraceReader {
-	return &DTraceReader{lineScanner: newLineScanner(r, file), blockSize: blockSize, aio: map[uint32][]aioSubmit{}}
+	return &DTraceReader{lineScanner: newLineScanner(r, file), blockSize: blockSize, aio: map[uint32][]event.Event{}}
 }
 
 // kindHold is a line whose records come later (held or queued).
@@ -175,20 +170,19 @@ func (r *DTraceReader) parseIO(s string) string {
 		Size: n[5], Bytes: n[6], Errno: int32(n[7]), Pid: uint32(n[9]), Tid: uint32(n[10]), Comm: f[11],
 	}}
 	if r.Platform == "" {
-		if p := recognisePlatform(n[8], f[11]); p != "" {
-			r.Platform = p
-		} else if len(r.held) < maxHeld {
+		if r.Platform = recognisePlatform(n[8], f[11]); r.Platform == "" {
 			r.held = append(r.held, heldIO{r.rec, n[8]})
+			if len(r.held) == maxHeld {
+				r.decide()
+			}
 			r.rec.Kind = kindHold
 			return ""
-		} else {
-			r.decide()
 		}
 	}
 	r.finishIO(&r.rec.Event, n[8])
 	if len(r.held) > 0 { // decided on this line: the held ones go first
-		r.out = append(r.out, r.rec)
 		r.flushHeld()
+		r.out = append(r.out, r.rec)
 		r.rec.Kind = kindHold
 	}
 	return ""
@@ -394,10 +388,10 @@ const maxAioPending = 1 << 16
 func (r *DTraceReader) submit(e *event.Event, n int64) {
 	q := r.aio[e.Pid]
 	for i := int64(0); i < n && len(q) < maxAioPending; i++ {
-		s := aioSubmit{e: *e}
-		s.e.Flags |= event.FlagAsync
+		s := *e
+		s.Flags |= event.FlagAsync
 		if i > 0 {
-			s.e.Offset = -1
+			s.Offset = -1
 		}
 		q = append(q, s)
 	}
@@ -410,8 +404,7 @@ func (r *DTraceReader) submit(e *event.Event, n int64) {
 func (r *DTraceReader) reap(pid uint32, end, n int64) {
 	q := r.aio[pid]
 	k := min(int(n), len(q))
-	for _, s := range q[:k] {
-		e := s.e
+	for _, e := range q[:k] {
 		e.End = end
 		e.Bytes = e.Size
 		if e.Op != event.Read && e.Op != event.Write {

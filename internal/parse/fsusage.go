@@ -56,6 +56,23 @@ type FsUsageReader struct {
 // could not be mapped to a process; macOS pids stay far below it.
 const PseudoPidBase = 1<<31 - 1
 
+// IsPseudoPid reports whether pid is a pseudo-pid: a command whose
+// threads could not be mapped to a process.
+func IsPseudoPid(pid uint32) bool { return pid > PseudoPidBase-1<<20 }
+
+// FsUsageLimits is what fs_usage output cannot show, recorded or imported.
+var FsUsageLimits = []string{
+	"fs_usage: no split between queueing and the device; issue time is completion minus elapsed time (microseconds)",
+	"fs_usage: block offsets are device block numbers times the block size (assumed 4096), not file offsets",
+	"fs_usage: system calls carry a descriptor, not a file; pread/pwrite offsets are printed modulo 4 GiB (the high bits follow the descriptor), read/write offsets follow the descriptor's position from open and lseek, guarded_pwrite_np's is not printed",
+	"fs_usage: memory-mapped file I/O makes no system call: it shows only as page-ins (PgIn at the block layer)",
+}
+
+// PageInNote says what page-ins of memory-mapped files mean for a trace.
+func PageInNote(n int64) string {
+	return fmt.Sprintf("%d page-ins of memory-mapped files (PAGE_IN_FILE): file reads made without a system call, so the syscall layer does not show them; their disk reads are the block layer's PgIn events", n)
+}
+
 // KindSkip is a line that is well formed but not disk I/O.
 const KindSkip Kind = 100
 

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/parse"
 	"github.com/ioshape/ioshape/internal/tracer/session"
@@ -48,7 +47,10 @@ type Proc struct {
 	once   sync.Once
 	opts   Options
 	procs  *procTable
-	self   uint32
+	self   uint32 // ioshape's pid
+	// selfComm and commandComm are ioshape's and the command's names as
+	// fs_usage prints them (cut at 16 characters).
+	selfComm, commandComm string
 	// fs_usage prints the time of day; started is when it was started, on
 	// the wall clock and on the monotonic clock the loop's base comes from.
 	started     time.Time
@@ -56,7 +58,6 @@ type Proc struct {
 	outputDone  chan struct{} // closed when its output ends
 	ready       chan struct{} // closed when ioshape's marker I/O came back
 	readyOnce   sync.Once
-	marker      *os.File
 
 	roots     map[uint32]bool // the target's processes, whose descendants are kept
 	rootsMu   sync.Mutex
@@ -79,6 +80,10 @@ func Start(path string, args []string, fan *session.Fan, opts Options) (*Proc, e
 		opts: opts, procs: newProcTable(), self: uint32(os.Getpid()), roots: map[uint32]bool{}, treeComms: map[string]bool{}}
 	for _, pid := range opts.Target.Pids {
 		p.roots[uint32(pid)] = true
+	}
+	p.selfComm = truncComm(filepath.Base(os.Args[0]))
+	if len(opts.Command) > 0 {
+		p.commandComm = truncComm(filepath.Base(opts.Command[0]))
 	}
 	p.cmd = exec.Command(path, args...)
 	p.cmd.SysProcAttr = session.TracerProcAttr()
@@ -134,7 +139,7 @@ func (p *Proc) keep(e *event.Event) bool {
 	if e.Comm == "kernel_task" {
 		return true
 	}
-	resolved := e.Pid < parse.PseudoPidBase-1<<20
+	resolved := !parse.IsPseudoPid(e.Pid)
 	if resolved && e.Pid == p.self || e.Comm == "fs_usage" {
 		return false
 	}
@@ -157,7 +162,7 @@ func (p *Proc) keep(e *event.Event) bool {
 		return false
 	}
 	// A thread gone before ioshape could map it: its name must do.
-	if p.treeComms[e.Comm] || len(p.opts.Command) > 0 && e.Comm == truncComm(filepath.Base(p.opts.Command[0])) {
+	if p.treeComms[e.Comm] || p.commandComm != "" && e.Comm == p.commandComm {
 		p.byName++
 		return true
 	}
@@ -175,7 +180,7 @@ func truncComm(s string) string {
 // isMarker recognises ioshape's own readiness read.
 func (p *Proc) isMarker(e *event.Event) bool {
 	return e.Layer == event.Syscall && e.Op == event.Read && e.Bytes == markerSize &&
-		(e.Pid == p.self || e.Comm == truncComm(filepath.Base(os.Args[0])))
+		(e.Pid == p.self || e.Comm == p.selfComm)
 }
 
 // adapt turns the reader's times (from its first line's time of day)
@@ -334,7 +339,7 @@ func Prepare(cfg session.Config) (*Session, error) {
 // limits is what this backend cannot see.
 var limits = append([]string{
 	"fs_usage: hides sh, zsh, csh, tcsh, Terminal, sshd, telnetd and rlogind's own I/O (their children are seen)",
-}, analysis.FsUsageLimits[:len(analysis.FsUsageLimits)-1]...)
+}, parse.FsUsageLimits...)
 
 // readyTimeout is how long fs_usage is given to show ioshape's marker.
 const readyTimeout = 15 * time.Second
@@ -395,7 +400,7 @@ func (t *tracer) Wait(res *session.Result) error {
 	err := t.proc.Wait()
 	res.Devices = append(res.Devices, t.proc.Devices()...)
 	if n := t.proc.PageIns(); n > 0 {
-		res.Warnings = append(res.Warnings, analysis.PageInNote(n))
+		res.Warnings = append(res.Warnings, parse.PageInNote(n))
 	}
 	if n := t.proc.ByName(); n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d events came from threads ioshape could not map to a process (gone before it looked): they were kept by their command's name", n))
