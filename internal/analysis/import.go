@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -45,13 +47,18 @@ type ImportResult struct {
 }
 
 // ErrUnknownFormat is a capture in no format ioshape imports.
-var ErrUnknownFormat = errors.New("not a format ioshape imports (fs_usage -w output, or record --raw-output)")
+var ErrUnknownFormat = errors.New("not a format ioshape imports (fs_usage, blkparse text or blktrace files, biosnoop, disksnoop, iosnoop, biosnoop.bt, a fio iolog, MSR/Alibaba/Tencent CSV, or record --raw-output): --format names one")
 
 // importFidelity says what each imported format cannot show.
 var importFidelity = map[parse.Format][]string{
 	parse.FormatFsUsage: slices.Concat(parse.FsUsageLimits,
 		[]string{"fs_usage: it prints thread IDs, not process IDs: an imported capture groups processes by name (cut at 16 characters)"}),
 	parse.FormatBpftrace: {"imported raw bpftrace output: devices are numbers only, and lost-event counts are those in the output"},
+	parse.FormatBlkparse: {"blkparse: a request is timed from its first bio's queueing (Q) through dispatch (D) to completion (C); its size is what was dispatched"},
+	parse.FormatBlktrace: {"blktrace: a request is timed from its first bio's queueing (Q) through dispatch (D) to completion (C); its size is what was dispatched"},
+	parse.FormatBiosnoop: {"biosnoop: the process is the one on the CPU when the request was issued, which for writeback is often not the writer"},
+	parse.FormatIosnoop:  {"DTraceToolkit iosnoop: BLOCK is taken as 512-byte units (Solaris's DEV_BSIZE)"},
+	parse.FormatFioIolog: {"fio iolog: what fio asked for, at the syscall layer; each file is shown as a device of its own"},
 	parse.FormatDTrace: {
 		"dtrace: no split between queueing and the device",
 		"dtrace: offsets are block numbers times --block-size (assumed 4096), and syscalls are tied to a file descriptor, not a file",
@@ -66,6 +73,8 @@ type importStats struct {
 	platform                 string // the D output's, once read
 	warnings                 []string
 	devices                  []event.Device
+	missing                  []event.Unavailable
+	firstMalformed           *parse.SyntaxError
 }
 
 // Import reads a capture and writes it as a trace at req.Path. The trace
@@ -94,7 +103,9 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	}
 	if res.Format == "auto" || res.Format == "" {
 		head, _ := br.Peek(64 << 10)
-		if res.Format = parse.Detect(strings.Split(string(head), "\n")); res.Format == parse.FormatUnknown {
+		if parse.IsBlktrace(head) {
+			res.Format = parse.FormatBlktrace
+		} else if res.Format = parse.Detect(strings.Split(string(head), "\n")); res.Format == parse.FormatUnknown {
 			return res, fmt.Errorf("%s: %w", req.File, ErrUnknownFormat)
 		}
 	}
@@ -104,6 +115,12 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		ID: req.ID, Label: req.Label, Tool: "ioshape", ToolVersion: req.ToolVersion,
 		Backend: string(res.Format) + " (imported)", Target: tracefile.Target{Mode: "import", Command: []string{req.File}},
 		CommandLine: req.CommandLine, Start: st.ModTime().UTC(), Fidelity: importFidelity[res.Format],
+	}
+	if res.Format.IsSnoop() || res.Format == parse.FormatBlkparse || res.Format == parse.FormatBlktrace {
+		h.OS = "linux"
+		if res.Format == parse.FormatIosnoop {
+			h.OS = "solaris"
+		}
 	}
 	if res.Format == parse.FormatFsUsage {
 		h.OS = "darwin"
@@ -133,6 +150,28 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		err = importFsUsage(br, req.File, req.BlockSize, sink, &stats)
 	case parse.FormatDTrace:
 		err = importDTrace(br, req.File, req.BlockSize, req.Platform, sink, &stats)
+	case parse.FormatBlkparse:
+		p := parse.NewBlkparseReader(br, req.File)
+		err = importRecords(p, sink, &stats)
+		stats.blk(p.Counts(), "blkparse")
+		stats.warnings = append(stats.warnings, p.Warnings()...)
+	case parse.FormatBlktrace:
+		err = importBlktrace(req.File, br, sink, &stats)
+	case parse.FormatFioIolog:
+		p := parse.NewFioIologReader(br, req.File)
+		err = importRecords(p, sink, &stats)
+		stats.devices, stats.missing = p.Devices(), p.Missing()
+	case parse.FormatMSR, parse.FormatAlibaba, parse.FormatTencent:
+		p := parse.NewBlockCSVReader(br, req.File, res.Format)
+		err = importRecords(p, sink, &stats)
+		stats.devices, stats.missing = p.Devices(), p.Missing()
+	case parse.FormatBiosnoop, parse.FormatDisksnoop, parse.FormatIosnoop, parse.FormatPerfIosnoop, parse.FormatBiosnoopBT:
+		p := parse.NewSnoopReader(br, req.File, res.Format)
+		err = importRecords(p, sink, &stats)
+		if p.Format() == "" && err == nil {
+			err = fmt.Errorf("%s: no %s table found: %s", req.File, res.Format, snoopHint[res.Format])
+		}
+		stats.devices, stats.missing = p.Devices(), p.Missing()
 	default:
 		arch := req.Arch
 		if arch == "" {
@@ -145,13 +184,20 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	ft := tracefile.Footer{
 		DurationNs: last - first, LostEvents: stats.lost, ParseErrors: stats.malformed,
 		UnmatchedCompletions: stats.unmatched, UnfinishedRequests: stats.unfinished,
-		Warnings: stats.warnings, EndReason: "imported", Devices: stats.devices,
+		Warnings: stats.warnings, EndReason: "imported", Devices: stats.devices, Unavailable: stats.missing,
 	}
 	if cerr := w.Close(ft); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err == nil && res.Events == 0 {
-		err = fmt.Errorf("%s: no I/O found (%d lines skipped): for fs_usage, capture with 'fs_usage -w -f filesys -f diskio'", req.File, stats.skipped)
+		switch {
+		case stats.firstMalformed != nil:
+			err = fmt.Errorf("%s (not %s output?)", stats.firstMalformed, res.Format)
+		case res.Format == parse.FormatFsUsage:
+			err = fmt.Errorf("%s: no I/O found (%d lines skipped): for fs_usage, capture with 'fs_usage -w -f filesys -f diskio'", req.File, stats.skipped)
+		default:
+			err = fmt.Errorf("%s: no I/O found in this %s output (%d lines skipped)", req.File, res.Format, stats.skipped)
+		}
 	}
 	if err != nil {
 		os.Remove(req.Path)
@@ -164,6 +210,9 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 // malformed notes a bad line; the first few are kept with their file and
 // line numbers, the rest counted (see the footer's parse errors).
 func (s *importStats) malformedLine(err *parse.SyntaxError) {
+	if s.firstMalformed == nil {
+		s.firstMalformed = err
+	}
 	s.malformed++
 	if s.malformed <= 10 {
 		s.warnings = append(s.warnings, "malformed "+err.Error())
@@ -271,4 +320,104 @@ func importDTrace(r io.Reader, file string, blockSize int64, platform string, si
 		st.warnings = append(st.warnings, fmt.Sprintf("possible loss: %d block completions without their start and %d starts without their completion (a DTrace that drops probes says nothing; on Linux, io:::start also fires for bios later merged or split)", st.unmatched, st.unfinished))
 	}
 	return p.Err()
+}
+
+// snoopHint shows each snoop tool's header, for a file that has none.
+var snoopHint = map[parse.Format]string{
+	parse.FormatBiosnoop:    "want a header line such as 'TIME(s) COMM PID DISK T SECTOR BYTES [QUE(ms)] LAT(ms)'",
+	parse.FormatDisksnoop:   "want a header line such as 'TIME(s) T BYTES LAT(ms)'",
+	parse.FormatIosnoop:     "want a header line such as 'UID PID D BLOCK SIZE COMM PATHNAME'",
+	parse.FormatPerfIosnoop: "want a header line such as '[STARTs ENDs] COMM PID TYPE DEV BLOCK BYTES LATms'",
+	parse.FormatBiosnoopBT:  "want a header line such as 'TIME(ms) [DISK] COMM PID LAT(ms)'",
+}
+
+// recordScanner is what every capture reader offers.
+type recordScanner interface {
+	Scan() bool
+	Record() *parse.Record
+	Err() error
+}
+
+// importRecords takes every record of p: events to sink, the rest counted.
+func importRecords(p recordScanner, sink func(*event.Event) error, st *importStats) error {
+	for p.Scan() {
+		rec := p.Record()
+		switch rec.Kind {
+		case parse.KindEvent:
+			if err := sink(&rec.Event); err != nil {
+				return err
+			}
+		case parse.KindLost:
+			st.lost += rec.N
+		case parse.KindError:
+			st.malformedLine(rec.Err)
+		case parse.KindNotice:
+		default:
+			st.skipped++
+		}
+	}
+	return p.Err()
+}
+
+// blk keeps what rebuilding requests from blktrace events saw.
+func (s *importStats) blk(c parse.BlkCounts, tool string) {
+	s.unmatched += c.Unmatched
+	s.unfinished += c.Unfinished
+	s.missing = append(s.missing, c.Missing(tool)...)
+	if c.Dropped > 0 {
+		s.warnings = append(s.warnings, fmt.Sprintf("%s: %d bios or requests were never completed and were dropped to bound memory (lost events?)", tool, c.Dropped))
+	}
+	if s.lost > 0 {
+		s.warnings = append(s.warnings, fmt.Sprintf("%s lost %d events while tracing: requests whose events were lost are missing or counted unmatched", tool, s.lost))
+	}
+}
+
+// blktraceRun matches one CPU's file of a blktrace run: NAME.blktrace.CPU.
+var blktraceRun = regexp.MustCompile(`^(.*)\.blktrace\.\d+$`)
+
+// importBlktrace reads every per-CPU file of the run file belongs to
+// (blkparse -i NAME reads them so), first already open as br.
+func importBlktrace(file string, br io.Reader, sink func(*event.Event) error, st *importStats) error {
+	files := []string{file}
+	if m := blktraceRun.FindStringSubmatch(file); m != nil {
+		all, _ := filepath.Glob(m[1] + ".blktrace.*")
+		for _, f := range all {
+			if f != file && blktraceRun.MatchString(f) {
+				files = append(files, f)
+			}
+		}
+	}
+	readers := []io.Reader{br}
+	for _, f := range files[1:] {
+		fh, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		readers = append(readers, fh)
+	}
+	if len(files) > 1 {
+		st.warnings = append(st.warnings, fmt.Sprintf("blktrace: read %d per-CPU files of the run: %s", len(files), strings.Join(files, ", ")))
+	}
+	p := parse.NewBlktraceReader(readers, files)
+	var rb rebase // blktrace's clock: start at the first event
+	err := importRecords(rebased{p, &rb}, sink, st)
+	st.blk(p.Counts(), "blktrace")
+	return err
+}
+
+// rebased shifts a reader's events with rb.
+type rebased struct {
+	recordScanner
+	rb *rebase
+}
+
+func (r rebased) Scan() bool {
+	if !r.recordScanner.Scan() {
+		return false
+	}
+	if rec := r.Record(); rec.Kind == parse.KindEvent {
+		r.rb.apply(&rec.Event)
+	}
+	return true
 }

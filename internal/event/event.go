@@ -206,3 +206,23 @@ func (e *Event) DeviceTime() int64 {
 	}
 	return e.Start
 }
+
+// Metrics a capture may not carry. An imported format that lacks a field
+// names the metrics that need it, so that they are shown as unavailable
+// rather than as zeros.
+const (
+	MetricTiming     = "timing"      // when each I/O arrived: IOPS, throughput, gaps, queue depth
+	MetricFineTiming = "fine_timing" // arrival times finer than a second: gaps between I/Os
+	MetricLatency    = "latency"     // how long each I/O took (and so queue depth)
+	MetricQueueTime  = "queue_time"  // the split between queueing and the device
+	MetricSize       = "size"        // bytes per I/O
+	MetricDirection  = "direction"   // read or write
+	MetricOffset     = "offset"      // where on the device: sequential share, seeks
+	MetricProcess    = "process"     // which process issued it
+)
+
+// Unavailable is a metric a trace cannot show, and why.
+type Unavailable struct {
+	Metric string `json:"metric"`
+	Why    string `json:"why"`
+}

@@ -143,6 +143,9 @@ type Layer struct {
 	SequentialFraction float64     `json:"sequential_fraction"`
 	SeekDistanceBytes  SeekStats   `json:"seek_distance_bytes"`
 	ServiceFit         *Fit        `json:"service_fit,omitempty"`
+	// Unavailable names the metrics the capture cannot show (see
+	// MarkUnavailable); their fields are null in JSON.
+	Unavailable []string `json:"unavailable,omitempty"`
 }
 
 // SizeStats is the distribution of I/O sizes in bytes, by count and by

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"slices"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
@@ -41,6 +43,9 @@ type TraceInfo struct {
 	ExitStatus           *int             `json:"exit_status,omitempty"`
 	CommandEnd           string           `json:"command_end,omitempty"`
 	Warnings             []string         `json:"warnings,omitempty"`
+	// Unavailable names what the capture cannot show, and why; those
+	// metrics are null in the profile.
+	Unavailable []event.Unavailable `json:"unavailable,omitempty"`
 }
 
 // NewShow joins a trace's metadata and its profile.
@@ -66,10 +71,23 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 		ti.ExitStatus = f.ExitStatus
 		ti.CommandEnd = f.CommandEnd
 		ti.Warnings = append(ti.Warnings, f.Warnings...)
+		ti.Unavailable = f.Unavailable
+		p.MarkUnavailable(Metrics(f.Unavailable))
 	}
 	if m.Footer == nil {
 		ti.Events = p.Events
 	}
 	ti.Warnings = append(ti.Warnings, p.Warnings...)
 	return &Show{Trace: ti, Profile: p}
+}
+
+// Metrics lists the metric names of what a trace cannot show.
+func Metrics(u []event.Unavailable) []string {
+	var out []string
+	for _, x := range u {
+		if !slices.Contains(out, x.Metric) {
+			out = append(out, x.Metric)
+		}
+	}
+	return out
 }

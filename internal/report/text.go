@@ -15,10 +15,10 @@ func WriteText(w io.Writer, s *Show) error {
 	ew := &errWriter{w: w}
 	writeHeader(ew, s)
 	writeLayers(ew, s.Block, s.Syscall)
-	if s.Block != nil && len(s.Block.SizeBytes.Histogram) > 0 {
+	if s.Block != nil && len(s.Block.SizeBytes.Histogram) > 0 && !s.Block.LacksField("size_bytes") {
 		writeSizes(ew, "Block sizes at the drive", s.Block.SizeBytes)
 	}
-	if s.Syscall != nil && len(s.Syscall.SizeBytes.Histogram) > 0 {
+	if s.Syscall != nil && len(s.Syscall.SizeBytes.Histogram) > 0 && !s.Syscall.LacksField("size_bytes") {
 		writeSizes(ew, "Request sizes asked for by the application", s.Syscall.SizeBytes)
 	}
 	writeCache(ew, s.Profile)
@@ -85,6 +85,9 @@ func writeHeader(w *errWriter, s *Show) {
 	for _, x := range t.Fidelity {
 		w.printf("  note:     %s\n", x)
 	}
+	for _, u := range t.Unavailable {
+		w.printf("  n/a:      %s: %s\n", u.Metric, u.Why)
+	}
 	w.printf("\n")
 }
 
@@ -146,52 +149,76 @@ func writeLayers(w *errWriter, block, sys *profile.Layer) {
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "\tSYSCALL (asked for)\tBLOCK (the drive saw)\n")
+	field := ""
 	row := func(name string, f func(l *profile.Layer) string) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, cell(sys, f), cell(block, f))
+		g := f
+		if field != "" {
+			g = func(l *profile.Layer) string {
+				if l.LacksField(field) {
+					return "n/a"
+				}
+				return f(l)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, cell(sys, g), cell(block, g))
 	}
+	// of sets the JSON field a row shows, so that a metric the capture
+	// cannot show reads "n/a", not zero.
+	of := func(f string) { field = f }
 	row("I/Os", func(l *profile.Layer) string { return Count(l.IOs) })
+	of("reads")
 	row("reads / writes", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s / %s", Count(l.Reads), Count(l.Writes))
 	})
+	of("read_fraction")
 	row("read share (count, bytes)", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s, %s", Percent(l.ReadFraction), Percent(l.ReadFractionByBytes))
 	})
+	of("read_bytes")
 	row("bytes read / written", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s / %s", Bytes(l.ReadBytes), Bytes(l.WriteBytes))
 	})
+	of("")
 	row("flushes", func(l *profile.Layer) string { return Count(l.Flushes) })
 	if sys != nil && sys.Clones > 0 {
 		// A clone within one APFS volume (Finder, cp -c) copies no data:
 		// the trace is nearly empty because the copy was.
 		row("clones (no data copied)", func(l *profile.Layer) string { return Count(l.Clones) })
 	}
+	of("iops")
 	row("IOPS, throughput", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s, %s MB/s over %s", Num(l.IOPS, 0), Num(l.ThroughputMBs, 1), Micros(l.SpanS*1e6))
 	})
+	of("size_bytes")
 	row("size p50 (by count)", func(l *profile.Layer) string { return Bytes(l.SizeBytes.P50) })
 	row("size p50 (by bytes)", func(l *profile.Layer) string { return Bytes(l.SizeBytes.P50ByBytes) })
 	row("size min / max", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s / %s", Bytes(l.SizeBytes.Min), Bytes(l.SizeBytes.Max))
 	})
+	of("queue_depth")
 	row("queue depth p50 / p90 / max", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s / %s / %d", Num(l.QueueDepth.P50, 0), Num(l.QueueDepth.P90, 0), l.QueueDepth.Max)
 	})
 	row("  time-weighted (busy)", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s (Little's law %s)", Num(l.QueueDepth.MeanTimeWeighted, 2), Num(l.QueueDepth.LittlesLaw, 2))
 	})
-	if block != nil && block.DeviceQueueDepth != nil {
+	if block != nil && block.DeviceQueueDepth != nil && !block.LacksField("device_queue_depth") {
 		fmt.Fprintf(tw, "  in the device p50 / max\t\t%s / %d\n", Num(block.DeviceQueueDepth.P50, 0), block.DeviceQueueDepth.Max)
 	}
+	of("latency_us")
 	row("latency p50 / p99 / max", func(l *profile.Layer) string {
 		return fmt.Sprintf("%s / %s / %s", Micros(l.LatencyUs.P50), Micros(l.LatencyUs.P99), Micros(l.LatencyUs.Max))
 	})
+	of("idle_gap_us")
 	row("idle gaps p50 (count)", func(l *profile.Layer) string {
 		if l.IdleGapUs.Count == 0 {
 			return "none"
 		}
 		return fmt.Sprintf("%s (%s, %s idle)", Micros(l.IdleGapUs.P50), Count(l.IdleGapUs.Count), Micros(l.IdleS*1e6))
 	})
+	of("sequential_fraction")
 	row("sequential", func(l *profile.Layer) string { return Percent(l.SequentialFraction) })
+	of("service_fit")
 	row("service time fit", func(l *profile.Layer) string {
 		f := l.ServiceFit
 		if f == nil || f.Note != "" && f.RateMBs == 0 {
@@ -265,6 +292,12 @@ func writeDevices(w *errWriter, devs []profile.DeviceProfile) {
 		if d.Block != nil {
 			blk, bb = Count(d.Block.IOs), Bytes(d.Block.ReadBytes+d.Block.WriteBytes)
 			bs, qd = Bytes(d.Block.SizeBytes.P50), Num(d.Block.QueueDepth.P50, 0)
+			if d.Block.LacksField("size_bytes") {
+				bb, bs = "n/a", "n/a"
+			}
+			if d.Block.LacksField("queue_depth") {
+				qd = "n/a"
+			}
 		}
 		fmt.Fprintf(tw, "  %s (%d:%d)\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, d.Major, d.Minor, OrDash(d.Mount), sys, blk, bb, bs, qd)
 	}

@@ -67,6 +67,9 @@ type Footer struct {
 	ExitStatus           *int           `json:"exit_status,omitempty"`
 	CommandEnd           string         `json:"command_end,omitempty"`
 	Devices              []event.Device `json:"devices,omitempty"`
+	// Unavailable names the metrics the capture cannot show (an imported
+	// format that lacks a field): shown as unavailable, never as zeros.
+	Unavailable []event.Unavailable `json:"unavailable,omitempty"`
 }
 
 // Meta is a trace's header and, if the recording finished, its footer.
