@@ -44,6 +44,7 @@ type ImportResult struct {
 	Platform                   string // D output: the system it was recorded on
 	Events, Skipped, Malformed int64
 	Warnings                   []string
+	Unavailable                []event.Unavailable // what the format cannot show
 }
 
 // ErrUnknownFormat is a capture in no format ioshape imports.
@@ -106,6 +107,9 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		if parse.IsBlktrace(head) {
 			res.Format = parse.FormatBlktrace
 		} else if res.Format = parse.Detect(strings.Split(string(head), "\n")); res.Format == parse.FormatUnknown {
+			if summary := parse.SummaryTool(head); summary != "" {
+				return res, fmt.Errorf("%s: %s output is a summary (histograms or per-interval totals), not one line per I/O: ioshape needs per-I/O output (iosnoop, biosnoop, blktrace)", req.File, summary)
+			}
 			return res, fmt.Errorf("%s: %w", req.File, ErrUnknownFormat)
 		}
 	}
@@ -179,7 +183,7 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		}
 		err = importBpftrace(br, req.File, arch, sink, &stats)
 	}
-	res.Skipped, res.Malformed, res.Warnings = stats.skipped, stats.malformed, stats.warnings
+	res.Skipped, res.Malformed, res.Warnings, res.Unavailable = stats.skipped, stats.malformed, stats.warnings, stats.missing
 	res.Platform = stats.platform
 	ft := tracefile.Footer{
 		DurationNs: last - first, LostEvents: stats.lost, ParseErrors: stats.malformed,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,26 +27,41 @@ func newImportCommand(g *globals) *cobra.Command {
 	o := &importOptions{}
 	c := &cobra.Command{
 		Use:   "import <file>",
-		Short: "Turn a saved fs_usage capture or raw tracer output into a trace",
+		Short: "Turn a saved capture (fs_usage, blktrace, biosnoop, fio iolog, MSR/Alibaba/Tencent CSV…) into a trace",
 		Long: `Import reads a saved capture and stores it as a trace:
 
-  fs_usage   macOS 'sudo fs_usage -w -f filesys -f diskio' output (wide mode): disk
-             I/O lines become block-layer events, read/write-family calls syscall-layer
-             events; everything else is skipped and counted
-  bpftrace   output of ioshape's own bpftrace script (record --raw-output)
-  dtrace     output of ioshape's D script (dscripts/ioshape.d), plain or gzipped
+  fs_usage           macOS 'sudo fs_usage -w -f filesys -f diskio' output: disk lines
+                     are the block layer, read/write-family calls the syscall layer
+  blkparse           blkparse's default text output; requests are rebuilt from their
+                     Q/M/F/X/D/C events (size as dispatched, queue and device times)
+  blktrace           blktrace's binary files: name one (sda.blktrace.0) and the run's
+                     other per-CPU files are read with it
+  biosnoop           bcc's (or libbpf-tools') biosnoop, with or without -Q
+  disksnoop          bcc's disksnoop
+  iosnoop            DTraceToolkit's iosnoop, with its -D -o -s -t -e -N -v columns
+  perftools-iosnoop  perf-tools' iosnoop (ftrace), with or without -s -t
+  biosnoop.bt        bpftrace's biosnoop.bt
+  fio-iolog          a fio iolog, version 2 or 3 (write_iolog=)
+  msr, alibaba,      the public block-trace corpora's CSV files (MSR Cambridge,
+  tencent            Alibaba, Tencent CBS); each device or volume is kept apart
+  bpftrace, dtrace   output of ioshape's own scripts (record --raw-output, dscripts/ioshape.d)
 
-The format is detected from the first lines; --format overrides it. Malformed
-lines are reported with their line numbers.`,
-		Example: `  sudo fs_usage -w -f diskio > capture.txt   # on a Mac, then Ctrl-C
-  ioshape import --label "mail sync" capture.txt`,
+The format is detected from the first lines; --format overrides it. Files may
+be gzipped. Malformed lines are reported with their line numbers. What a format
+does not hold (no size, no times, no process…) is shown as unavailable, never
+as zeros.`,
+		Example: `  sudo fs_usage -w -f filesys -f diskio > capture.txt   # on a Mac, then Ctrl-C
+  ioshape import --label "mail sync" capture.txt
+  sudo blktrace -d /dev/sda -o sda   # then: ioshape import sda.blktrace.0
+  sudo biosnoop -Q > bio.txt         # then: ioshape import bio.txt
+  ioshape import --format msr hm_0.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runImport(cmd.Context(), g, o, args[0]) },
 	}
 	f := c.Flags()
 	f.StringVarP(&o.label, "label", "l", "", "a name for the trace")
 	f.StringVarP(&o.output, "output", "o", "", "write the trace to this file instead of the store")
-	f.StringVar(&o.format, "format", "auto", "auto, fs_usage, bpftrace or dtrace")
+	f.StringVar(&o.format, "format", "auto", "auto, or one of: "+formatNames())
 	f.StringVar(&o.platform, "platform", "", "dtrace: the system the D script ran on (darwin, linux) when its output does not say (default: recognised from the block events' flags)")
 	f.StringVar(&o.arch, "arch", "", "bpftrace: the recording machine's architecture (amd64, arm64) when the output does not say (default: this machine's)")
 	f.Int64Var(&o.blockSize, "block-size", 0, "fs_usage and dtrace: bytes per device block, to turn block numbers into offsets (default: 4096 for fs_usage and macOS DTrace, 512 for DTrace on Linux)")
@@ -53,10 +70,8 @@ lines are reported with their line numbers.`,
 
 func runImport(ctx context.Context, g *globals, o *importOptions, file string) error {
 	format := parse.Format(o.format)
-	switch format {
-	case "auto", parse.FormatFsUsage, parse.FormatBpftrace, parse.FormatDTrace:
-	default:
-		return usageError{fmt.Errorf("unknown format %q (auto, fs_usage, bpftrace, dtrace)", o.format)}
+	if format != "auto" && !slices.Contains(parse.Formats, format) {
+		return usageError{fmt.Errorf("unknown format %q (auto, %s)", o.format, formatNames())}
 	}
 	switch o.platform {
 	case "", parse.PlatformDarwin, parse.PlatformLinux:
@@ -82,8 +97,8 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 			}
 		}
 	}
-	fmt.Fprintf(g.stderr, "imported %s events from %s (%s lines skipped as not I/O, %s malformed)\n",
-		report.Count(res.Events), file, report.Count(res.Skipped), report.Count(res.Malformed))
+	fmt.Fprintf(g.stderr, "imported %s events (%s) from %s (%s lines skipped as not I/O, %s malformed)\n",
+		report.Count(res.Events), res.Format, file, report.Count(res.Skipped), report.Count(res.Malformed))
 	if res.Platform != "" {
 		how := "as its output says, or recognised from its block events"
 		if o.platform != "" {
@@ -94,6 +109,17 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 	for _, w := range res.Warnings {
 		fmt.Fprintf(g.stderr, "warning: %s\n", w)
 	}
+	for _, u := range res.Unavailable {
+		fmt.Fprintf(g.stderr, "not in this capture: %s (%s)\n", u.Metric, u.Why)
+	}
 	g.printTracePath(id, path)
 	return nil
+}
+
+func formatNames() string {
+	names := make([]string, len(parse.Formats))
+	for i, f := range parse.Formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
 }

@@ -111,7 +111,11 @@ func NewBlktraceReader(rs []io.Reader, files []string) *BlktraceReader {
 // read fills s.next; false at the end of s or on an error (kept in p.err).
 func (p *BlktraceReader) read(s *blkSource) bool {
 	var h [blkTraceSize]byte
-	if _, err := io.ReadFull(s.r, h[:]); err != nil {
+	if n, err := io.ReadFull(s.r, h[:]); err != nil {
+		if s.n == 0 && (n < 4 || !IsBlktrace(h[:n])) {
+			p.err = fmt.Errorf("%s: not a blktrace file (no blk_io_trace magic)", s.file)
+			return false
+		}
 		if !errors.Is(err, io.EOF) {
 			p.err = fmt.Errorf("%s: record %d: cut short: %w", s.file, s.n+1, err)
 		}

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
@@ -88,4 +89,18 @@ func Detect(lines []string) Format {
 		return FormatBpftrace
 	}
 	return FormatUnknown
+}
+
+// SummaryTool names a tool whose output summarises I/O (histograms,
+// per-interval totals) rather than listing it, or "".
+func SummaryTool(head []byte) string {
+	switch {
+	case bytes.Contains(head, []byte("------------- Distribution -------------")):
+		return "a DTrace quantize histogram (bitesize.d, biolatency…)"
+	case bytes.Contains(head, []byte("%RAN %SEQ")):
+		return "DTraceToolkit iopattern"
+	case bytes.Contains(head, []byte("Reads Queued:")) && !blkparseLine.Match(head):
+		return "a blkparse summary (-q or -s only)"
+	}
+	return ""
 }

@@ -64,6 +64,7 @@ var snoopColumns = map[string]snoopCol{
 type snoopTable struct {
 	format Format
 	cols   []snoopCol
+	names  []string // as the header prints them
 	has    map[snoopCol]bool
 	// biosnoop.bt's variant prints "DISK ID" over two columns, major and
 	// minor, with a second header line "MAJOR MINOR".
@@ -78,6 +79,7 @@ func parseSnoopHeader(line []byte) (snoopTable, bool) {
 		name := string(f[i])
 		if name == "DISK" && i+1 < len(f) && string(f[i+1]) == "ID" {
 			t.cols = append(t.cols, scMaj, scMin)
+			t.names = append(t.names, "MAJOR", "MINOR")
 			t.has[scMaj], t.has[scMin], t.subHeader = true, true, true
 			i++
 			continue
@@ -93,6 +95,7 @@ func parseSnoopHeader(line []byte) (snoopTable, bool) {
 			continue // PATHNAME ARGS: both in the rest
 		}
 		t.cols = append(t.cols, c)
+		t.names = append(t.names, name)
 		t.has[c] = true
 	}
 	switch {
@@ -329,7 +332,7 @@ func (p *SnoopReader) row(f [][]byte) (msg string, row bool) {
 			if first {
 				return "not a row", false
 			}
-			return fmt.Sprintf("bad %s value %q", snoopColName(c), v), true
+			return fmt.Sprintf("bad %s value %q", t.names[ci], v), true
 		}
 		if c != scComm && c != scDisk && c != scRest {
 			first = false
@@ -370,15 +373,6 @@ func (p *SnoopReader) row(f [][]byte) (msg string, row bool) {
 		e.Flags |= event.FlagKernel
 	}
 	return "", true
-}
-
-func snoopColName(c snoopCol) string {
-	for name, k := range snoopColumns {
-		if k == c {
-			return name
-		}
-	}
-	return "column"
 }
 
 // Missing says what the tables read cannot show: what any of them lacks

@@ -11,7 +11,7 @@ import (
 // leaves without meaning.
 var unavailableFields = map[string][]string{
 	event.MetricTiming: {"span_s", "iops", "throughput_mb_s", "interarrival_us", "idle_gap_us", "idle_s",
-		"queue_depth", "device_queue_depth", "latency_us", "service_fit"},
+		"queue_depth", "device_queue_depth"},
 	event.MetricFineTiming: {"interarrival_us", "idle_gap_us", "idle_s"},
 	event.MetricLatency:    {"latency_us", "queue_depth", "device_queue_depth", "idle_gap_us", "idle_s", "service_fit"},
 	event.MetricQueueTime:  {"device_queue_depth"},

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/testutil"
+)
+
+// Each real sample in ../shared/samples imports through the command with
+// its hand-counted events (counted in internal/parse), shows what its
+// format holds, and shows what it does not hold as null, not zero.
+func TestImportSharedSamplesEveryFormat(t *testing.T) {
+	cases := []struct {
+		file, format   string
+		events, reads  int64
+		bytes          int64
+		null, nonNull  []string // block-layer JSON fields
+		processesShown bool
+	}{
+		{"bcc_biosnoop_example.txt", "biosnoop", 21, 0, 176128, []string{"device_queue_depth"}, []string{"latency_us", "queue_depth", "sequential_fraction"}, true},
+		{"blkparse_leveldb_ram0_completions.txt", "blkparse", 840, 0, 431104, []string{"latency_us", "queue_depth"}, []string{"sequential_fraction", "size_bytes", "iops"}, false},
+		{"dtt_iosnoop_example.txt", "iosnoop", 30, 25, 297472, []string{"latency_us", "iops", "queue_depth"}, []string{"sequential_fraction", "size_bytes"}, true},
+		{"perftools_iosnoop_example.txt", "perftools-iosnoop", 95, 33, 1286144, []string{"iops", "queue_depth"}, []string{"latency_us", "size_bytes"}, true},
+	}
+	store := t.TempDir()
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			r := ioshape(t, nil, "--store", store, "import", "--label", c.file, testutil.Shared(t, "samples", c.file))
+			if r.code != 0 || !strings.Contains(r.stderr, "("+c.format+")") {
+				t.Fatalf("import (%d): %s", r.code, r.stderr)
+			}
+			s := showJSON(t, store, c.file)
+			if s.Trace.Events != c.events || s.Block == nil || s.Block.IOs != c.events || s.Block.Reads != c.reads || s.Block.ReadBytes+s.Block.WriteBytes != c.bytes {
+				t.Fatalf("events %d, block %+v; want %d events, %d reads, %d bytes", s.Trace.Events, s.Block, c.events, c.reads, c.bytes)
+			}
+			if (len(s.Processes) > 0) != c.processesShown {
+				t.Errorf("processes shown: %v, want %v", len(s.Processes) > 0, c.processesShown)
+			}
+			raw := ioshape(t, nil, "--store", store, "show", "--json", c.file)
+			var doc struct {
+				Block map[string]json.RawMessage `json:"block"`
+			}
+			if err := json.Unmarshal([]byte(raw.stdout), &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range c.null {
+				if string(doc.Block[f]) != "null" {
+					t.Errorf("block.%s = %s, want null (the format does not hold it)", f, doc.Block[f])
+				}
+			}
+			for _, f := range c.nonNull {
+				if v, ok := doc.Block[f]; !ok || string(v) == "null" {
+					t.Errorf("block.%s missing or null", f)
+				}
+			}
+			text := ioshape(t, nil, "--store", store, "show", c.file)
+			if len(c.null) > 0 && (!strings.Contains(text.stdout, "n/a") || !strings.Contains(text.stdout, "n/a:  ")) {
+				t.Errorf("show does not say what is unavailable:\n%s", text.stdout)
+			}
+			if cl := ioshape(t, nil, "--store", store, "classify", c.file); cl.code != 0 {
+				t.Errorf("classify: %s", cl.stderr)
+			}
+		})
+	}
+}
+
+// The corpora's CSVs, a fio iolog and gzip: through the command, devices
+// kept apart.
+func TestImportCSVAndIolog(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	msr := write("hm_0.csv", "128166372003061629,hm,1,Read,3452047360,4096,2254\n128166372016382155,hm,0,Write,3452047360,8192,13027\n128166372016382160,hm,0,Write,3452055552,8192,13027\n")
+	gz := filepath.Join(dir, "ali.csv.gz")
+	f, _ := os.Create(gz)
+	zw := gzip.NewWriter(f)
+	zw.Write([]byte("419,W,8792838144,4096,1577808000000010\n420,R,1024,16384,1577808000000510\n"))
+	zw.Close()
+	f.Close()
+	tencent := write("tencent.csv", "Timestamp,Offset,Size,IOType,VolumeID\n1538323200,12073432,8,1,1283\n1538323201,0,256,0,1284\n1538323201,8,8,0,1284\n")
+	for _, c := range []struct {
+		file, format string
+		events, devs int
+	}{{msr, "msr", 3, 2}, {gz, "alibaba", 2, 2}, {tencent, "tencent", 3, 2}, {testutil.Shared(t, "samples", "fio_t0038_v3.iolog"), "fio-iolog", 20, 1}} {
+		r := ioshape(t, nil, "--store", store, "import", "--label", c.format, c.file)
+		if r.code != 0 || !strings.Contains(r.stderr, "("+c.format+")") {
+			t.Fatalf("%s: %s", c.file, r.stderr)
+		}
+		s := showJSON(t, store, c.format)
+		n := 0
+		for _, d := range s.Devices {
+			if d.Block != nil || d.Syscall != nil {
+				n++
+			}
+		}
+		if s.Trace.Events != int64(c.events) || n != c.devs {
+			t.Errorf("%s: %d events on %d devices, want %d on %d", c.format, s.Trace.Events, n, c.events, c.devs)
+		}
+		if len(s.Trace.Unavailable) == 0 {
+			t.Errorf("%s: nothing said to be unavailable", c.format)
+		}
+	}
+}
+
+// Input that is not what it claims: one line naming the line, non-zero.
+func TestImportBadInputEveryFormat(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o644)
+		return p
+	}
+	text := write("prose.txt", "just some words\nand more\n")
+	cases := []struct {
+		format, file, want string
+	}{
+		{"blkparse", write("bp.txt", "  8,0 1 1 0.000001000 100 Q R x + 8 [fio]\n"), "bp.txt:1: bad sector range"},
+		{"blktrace", text, "not a blktrace file"},
+		{"biosnoop", text, "no biosnoop table found"},
+		{"disksnoop", text, "no disksnoop table found"},
+		{"iosnoop", text, "no iosnoop table found"},
+		{"perftools-iosnoop", text, "no perftools-iosnoop table found"},
+		{"biosnoop.bt", text, "no biosnoop.bt table found"},
+		{"fio-iolog", text, "prose.txt:1: not a fio iolog"},
+		{"msr", text, "prose.txt:1: not a msr trace"},
+		{"alibaba", text, "prose.txt:1: not a alibaba trace"},
+		{"tencent", text, "prose.txt:1: not a tencent trace"},
+		{"biosnoop", write("bad.txt", "TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)\n0.1 dd 12 sda W 88 many 0.5\n"), "bad.txt:2: bad BYTES value"},
+		{"auto", write("cut.blktrace.0", "\x07\x74\x61\x65"+strings.Repeat("\x00", 20)), "cut short"},
+	}
+	for _, c := range cases {
+		r := ioshape(t, nil, "--store", filepath.Join(dir, "store"), "import", "--format", c.format, c.file)
+		if r.code == 0 || !strings.Contains(singleLine(t, r.stderr), c.want) {
+			t.Errorf("--format %s %s: exit %d, %q; want non-zero and %q", c.format, filepath.Base(c.file), r.code, r.stderr, c.want)
+		}
+	}
+}
