@@ -155,3 +155,23 @@ func fioJobParts(c *classify.Result, byProgram bool) ([]export.JobPart, []string
 	}
 	return parts, layers
 }
+
+// ExportRows writes every I/O of the trace at path as a row (Parquet or
+// CSV, as rw is) and returns how many.
+func ExportRows(ctx context.Context, path, id string, rw export.RowWriter, watch Watch) (int64, error) {
+	meta, err := Meta(path)
+	if err != nil {
+		return 0, err
+	}
+	m := export.NewRowMaker(meta, id)
+	var row export.Row
+	var n int64
+	if _, _, err := Events(ctx, path, "exporting", watch, func(e *event.Event) error {
+		m.Row(e, &row)
+		n++
+		return rw.Write(&row)
+	}); err != nil {
+		return n, err
+	}
+	return n, rw.Close()
+}

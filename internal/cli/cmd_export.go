@@ -16,17 +16,24 @@ import (
 )
 
 type exportOptions struct {
-	iolog, job string
-	by         string
-	json       bool
+	iolog, job   string
+	parquet, csv string
+	by           string
+	json         bool
 }
 
 func newExportCommand(g *globals) *cobra.Command {
 	o := &exportOptions{}
 	c := &cobra.Command{
-		Use:   "export <trace> (--fio-job FILE | --fio-iolog FILE)",
-		Short: "Write a trace as input for fio: a job file with its shape, or an iolog that replays it",
-		Long: `Export --fio-job writes a fio job file with the trace's shape: one job per
+		Use:   "export <trace> (--fio-job FILE | --fio-iolog FILE | --parquet FILE | --csv FILE)",
+		Short: "Write a trace for other tools: fio (a job with its shape, an iolog that replays it), Parquet or CSV (one row per I/O)",
+		Long: `Export --parquet (or --csv) writes one row per I/O with the event model's
+fields, for DuckDB, pandas/Polars or Spark: trace_id, host, label, layer, time,
+start_ns, dispatch_ns, end_ns, latency_ns, op, call, flags, device, major,
+minor, inode, offset, size, bytes, errno, pid, tid, comm, kernel (types and
+meanings in docs/export-columns.md). What the trace cannot show is null.
+
+Export --fio-job writes a fio job file with the trace's shape: one job per
 phase classify finds, run in order (--by program: one per program, side by side),
 each with the sizes (bssplit), read share (rwmixread), random share
 (percentage_random), requested depth (iodepth with libaio when the I/O was
@@ -40,21 +47,31 @@ a fio command line that replays the log are printed on stderr.`,
 		Example: `  ioshape export launch-cold --fio-job launch.fio
   fio launch.fio
   ioshape export launch-cold --fio-iolog launch.iolog
-  fio --name=replay --read_iolog=launch.iolog --ioengine=libaio --iodepth=4 --direct=1`,
+  fio --name=replay --read_iolog=launch.iolog --ioengine=libaio --iodepth=4 --direct=1
+  ioshape export launch-cold --parquet launch.parquet
+  duckdb -c "SELECT host, avg(latency_ns) FROM 'traces/*.parquet' GROUP BY host"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd.Context(), g, o, args[0]) },
 	}
 	c.Flags().StringVar(&o.iolog, "fio-iolog", "", "write a fio version 3 iolog here (- for standard output)")
 	c.Flags().StringVar(&o.job, "fio-job", "", "write a fio job file with the trace's shape here (- for standard output)")
 	c.Flags().StringVar(&o.by, "by", "phase", "with --fio-job: one job per phase (in order) or per program (side by side)")
+	c.Flags().StringVar(&o.parquet, "parquet", "", "write one row per I/O as Parquet here (- for standard output)")
+	c.Flags().StringVar(&o.csv, "csv", "", "write one row per I/O as CSV here (- for standard output)")
 	c.Flags().BoolVar(&o.json, "json", false, "with --fio-job: print the jobs written as JSON on standard output")
 	return c
 }
 
 func runExport(ctx context.Context, g *globals, o *exportOptions, arg string) error {
+	set := 0
+	for _, f := range []string{o.iolog, o.job, o.parquet, o.csv} {
+		if f != "" {
+			set++
+		}
+	}
 	switch {
-	case (o.iolog == "") == (o.job == ""):
-		return usageError{errors.New("say what to export: --fio-job FILE or --fio-iolog FILE")}
+	case set != 1:
+		return usageError{errors.New("say what to export, once: --fio-job FILE, --fio-iolog FILE, --parquet FILE or --csv FILE")}
 	case o.by != "phase" && o.by != "program":
 		return usageError{fmt.Errorf("--by %q: say phase or program", o.by)}
 	case o.json && (o.job == "" || o.job == "-"):
@@ -66,6 +83,9 @@ func runExport(ctx context.Context, g *globals, o *exportOptions, arg string) er
 	}
 	if o.job != "" {
 		return exportJob(ctx, g, o, path, arg)
+	}
+	if o.parquet != "" || o.csv != "" {
+		return exportRows(ctx, g, o, path)
 	}
 	var x analysis.IologExport
 	err = g.writeOutput(ctx, o.iolog, func(w io.Writer) error {
@@ -108,5 +128,29 @@ func exportJob(ctx context.Context, g *globals, o *exportOptions, path, arg stri
 		fmt.Fprintf(g.stderr, " %s (%s, %s)", j.Name, j.RW, j.BSSplit)
 	}
 	fmt.Fprintf(g.stderr, "\nrun it in a directory on the drive to test: fio %s\n", o.job)
+	return nil
+}
+
+func exportRows(ctx context.Context, g *globals, o *exportOptions, path string) error {
+	out, newWriter, kind := o.parquet, export.NewParquetWriter, "Parquet"
+	if o.csv != "" {
+		out, newWriter, kind = o.csv, export.NewCSVWriter, "CSV"
+	}
+	id := ""
+	if st := g.storeIfAny(); st != nil {
+		id, _ = st.IDOf(path)
+	}
+	var n int64
+	err := g.writeOutput(ctx, out, func(w io.Writer) error {
+		var err error
+		n, err = analysis.ExportRows(ctx, path, id, newWriter(w), g.watch)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if out != "-" {
+		fmt.Fprintf(g.stderr, "%s rows (one per I/O) written to %s as %s\n", report.Count(n), out, kind)
+	}
 	return nil
 }
