@@ -19,6 +19,7 @@ type serveOptions struct {
 	addr       string
 	allowHosts []string
 	runAs      string
+	user       string
 	backend    string
 }
 
@@ -33,9 +34,12 @@ the same (/api/traces, /api/traces/ID, /api/compare?ids=A,B). Run as root
 (sudo ioshape serve), it can also start and stop recordings from the browser,
 with live progress; commands run as the user who ran sudo, without a shell.
 
-It listens on 127.0.0.1 unless --addr says otherwise.`,
+It listens on 127.0.0.1 unless --addr says otherwise. As a service (systemd,
+launchd), --user names whose daemon it is: that user's store, only that user
+may drive it, and recordings run as that user.`,
 		Example: `  ioshape serve
-  sudo ioshape serve --addr 127.0.0.1:9000`,
+  sudo ioshape serve --addr 127.0.0.1:9000
+  sudo ioshape serve --user alice     # as the systemd unit ioshape@alice runs it`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd, g, o) },
 	}
@@ -43,6 +47,7 @@ It listens on 127.0.0.1 unless --addr says otherwise.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on (host:port; port 0 picks a free one)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another host name browsers may use for this daemon (with a non-loopback --addr)")
 	f.StringVar(&o.runAs, "run-as", "", "user that commands recorded from the browser run as (default: the sudo caller)")
+	f.StringVar(&o.user, "user", "", "the user whose daemon this is (a service run as root): their store, their browser only, recordings as them")
 	f.StringVar(&o.backend, "backend", "auto", "tracer for recordings: auto, native, bpftrace, dtrace or fsusage")
 	return c
 }
@@ -52,11 +57,22 @@ func runServe(cmd *cobra.Command, g *globals, o *serveOptions) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--addr must be host:port: %w", err)}
 	}
+	owner := store.InvokingUser()
+	if o.user != "" {
+		if owner, err = store.LookupOwner(o.user); err != nil {
+			return usageError{fmt.Errorf("--user: %w", err)}
+		}
+		if os.Geteuid() != 0 && owner.UID != os.Getuid() {
+			return fmt.Errorf("--user %s: serving another user's store needs root", o.user)
+		}
+		if g.storeDir == "" && owner.Home != "" {
+			g.storeDir = store.DirIn(owner.Home)
+		}
+	}
 	st, err := g.store()
 	if err != nil {
 		return err
 	}
-	owner := store.InvokingUser()
 	runAsUser := runAs(owner)
 	if o.runAs != "" {
 		u, err := user.Lookup(o.runAs)

@@ -99,7 +99,7 @@ func TestExportErrors(t *testing.T) {
 		code int
 	}{
 		{[]string{"export", trace}, "--fio-iolog FILE", 2},
-		{[]string{"export", "--fio-iolog", out, "--fio-job", out, trace}, "--fio-job FILE or --fio-iolog FILE", 2},
+		{[]string{"export", "--fio-iolog", out, "--fio-job", out, trace}, "say what to export, once", 2},
 		{[]string{"export", "--fio-job", out, "--by", "thread", trace}, "say phase or program", 2},
 		{[]string{"export", "--fio-job", "-", "--json", trace}, "--json goes with --fio-job FILE", 2},
 		{[]string{"export", "--fio-iolog", out, noIO}, "no reads or writes to export", 1},

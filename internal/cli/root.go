@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -17,8 +20,41 @@ import (
 	"github.com/ioshape/ioshape/internal/store"
 )
 
-// Version is set at build time (-ldflags "-X ...cli.Version=...").
-var Version = "0.1.0-dev"
+// Version, Commit and Date are stamped at build time (goreleaser's
+// ldflags: -X github.com/ioshape/ioshape/internal/cli.Version=…); a plain
+// go build takes the commit and its time from the build's VCS stamp.
+var (
+	Version = "0.1.0-dev"
+	Commit  = ""
+	Date    = ""
+)
+
+// versionLine is what --version prints.
+func versionLine() string {
+	commit, date, dirty := Commit, Date, false
+	if info, ok := debug.ReadBuildInfo(); ok && Commit == "" {
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.time":
+				if date == "" {
+					date = s.Value
+				}
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	commit = cmp.Or(commit, "unknown")
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if dirty {
+		commit += "-dirty"
+	}
+	return fmt.Sprintf("ioshape %s (commit %s, built %s, %s %s/%s)", Version, commit, cmp.Or(date, "unknown"), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
 
 // globals are the flags every command shares.
 type globals struct {
@@ -108,9 +144,11 @@ application asked for) and the block layer (what the drive saw), and profiles it
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{with .Annotations}}{{.version}}{{end}}\n")
+	root.Annotations = map[string]string{"version": versionLine()}
 	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "trace store directory (default: the per-user data directory)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRecordCommand(g), newLsCommand(g), newShowCommand(g), newEventsCommand(g), newClassifyCommand(g), newPatternsCommand(g), newImportCommand(g), newReportCommand(g), newCompareCommand(g), newServeCommand(g), newBenchCommand(g), newDrivesCommand(g), newPredictCommand(g), newExportCommand(g), newReplayCommand(g))
+	root.AddCommand(newRecordCommand(g), newLsCommand(g), newShowCommand(g), newEventsCommand(g), newClassifyCommand(g), newPatternsCommand(g), newImportCommand(g), newReportCommand(g), newCompareCommand(g), newServeCommand(g), newBenchCommand(g), newDrivesCommand(g), newPredictCommand(g), newExportCommand(g), newReplayCommand(g), newManCommand(root))
 	return root
 }
 

@@ -374,3 +374,38 @@ func TestServeShutdownEndsCommand(t *testing.T) {
 		t.Error("the command outlived the daemon")
 	}
 }
+
+// serve --user, as the systemd unit and the launchd plist run it: the
+// named user's store, their token file (0600, theirs), and a one-line
+// error for a user that does not exist.
+func TestServeForANamedUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testutil.Unavailable(t, "serve --user for another user needs root")
+	}
+	store := filepath.Join(t.TempDir(), "nobody-store")
+	os.MkdirAll(store, 0o755)
+	os.Chown(store, 65534, 65534)
+	c := ioshapeCmd(nil, "--store", store, "serve", "--user", "nobody", "--addr", "127.0.0.1:0")
+	stdout, _ := c.StdoutPipe()
+	var errb lockedBuffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, "/?token=") {
+		t.Fatalf("serve --user nobody printed %q (%v); stderr %s", line, err, errb.String())
+	}
+	fi, err := os.Stat(filepath.Join(store, "serve-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file uid %d mode %v, want 65534 and 0600", st.Uid, fi.Mode().Perm())
+	}
+	r := ioshape(t, nil, "--store", store, "serve", "--user", "no-such-user-here", "--addr", "127.0.0.1:0")
+	if r.code != 2 || !strings.Contains(singleLine(t, r.stderr), "--user: ") {
+		t.Errorf("unknown user: exit %d %q", r.code, r.stderr)
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -52,13 +53,36 @@ func DefaultDir() (string, error) {
 		}
 		home = h
 	}
-	if runtime.GOOS == "darwin" {
-		return filepath.Join(home, "Library", "Application Support", "ioshape"), nil
-	}
 	// Under sudo XDG_DATA_HOME is usually root's or unset; the caller's
 	// default is the right place.
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" && !owner.Set && filepath.IsAbs(x) {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && !owner.Set && filepath.IsAbs(x) && runtime.GOOS != "darwin" {
 		return filepath.Join(x, "ioshape"), nil
 	}
-	return filepath.Join(home, ".local", "share", "ioshape"), nil
+	return DirIn(home), nil
+}
+
+// DirIn is the default store of the user whose home is home.
+func DirIn(home string) string {
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "ioshape")
+	}
+	return filepath.Join(home, ".local", "share", "ioshape")
+}
+
+// LookupOwner finds a user by name (or numeric ID) as an Owner.
+func LookupOwner(name string) (Owner, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		if u2, err2 := user.LookupId(name); err2 == nil {
+			u, err = u2, nil
+		} else {
+			return Owner{}, err
+		}
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil {
+		return Owner{}, fmt.Errorf("user %s has no numeric IDs", name)
+	}
+	return Owner{UID: uid, GID: gid, Home: u.HomeDir, Set: uid != 0}, nil
 }
