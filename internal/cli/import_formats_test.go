@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,18 @@ func TestImportSharedSamplesEveryFormat(t *testing.T) {
 			}
 			if cl := ioshape(t, nil, "--store", store, "classify", c.file); cl.code != 0 {
 				t.Errorf("classify: %s", cl.stderr)
+			}
+			html := filepath.Join(t.TempDir(), "r.html")
+			if rep := ioshape(t, nil, "--store", store, "report", c.file, "-o", html); rep.code != 0 {
+				t.Fatalf("report: %s", rep.stderr)
+			}
+			page, _ := os.ReadFile(html)
+			if len(c.null) > 0 && !strings.Contains(string(page), "Not in this capture") ||
+				slices.Contains(c.null, "queue_depth") && !strings.Contains(string(page), ">n/a<") {
+				t.Errorf("the HTML report does not say what is unavailable")
+			}
+			if slices.Contains(c.null, "latency_us") && strings.Contains(string(page), `data-chart="latency"`) {
+				t.Errorf("the HTML report charts a latency the capture does not hold")
 			}
 		})
 	}

@@ -138,6 +138,13 @@ func traceBanners(t report.TraceInfo) []Banner {
 	if len(t.Fidelity) > 0 {
 		out = append(out, Banner{Title: "Reduced fidelity: the " + t.Backend + " backend cannot see everything.", Items: t.Fidelity})
 	}
+	if len(t.Unavailable) > 0 {
+		b := Banner{Title: "Not in this capture: these metrics are shown as n/a, not as zeros."}
+		for _, u := range t.Unavailable {
+			b.Items = append(b.Items, u.Metric+": "+u.Why)
+		}
+		out = append(out, b)
+	}
 	if len(t.Warnings) > 0 {
 		out = append(out, Banner{Title: "Warnings", Items: t.Warnings})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/predict"
+	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
 )
 
@@ -84,6 +85,22 @@ func Report(a *report.Analysis, o Options) *Page {
 		}
 	}
 
+	// A metric the capture cannot show gets "n/a" and no chart, not zeros
+	// (the banner says why).
+	lacks := func(field string) bool {
+		for _, lp := range layers(s.Profile) {
+			if !lp.l.LacksField(field) {
+				return false
+			}
+		}
+		return true
+	}
+	orNA := func(l *profile.Layer, field, text string) string {
+		if l.LacksField(field) {
+			return "n/a"
+		}
+		return text
+	}
 	// What it is, in a line, and the drive's verdict first: the question
 	// people open the report with.
 	if a.Class != nil {
@@ -93,6 +110,12 @@ func Report(a *report.Analysis, o Options) *Page {
 			Match: a.Class.Matches[0].Name, Access: sh.Access, Block: report.Bytes(sh.BlockSizeBytes),
 			QueueDepth: report.Num(sh.QueueDepth, 1), DriveQueueDepth: report.Num(sh.DeviceQueueDepth, 1),
 			Reads: report.Percent(sh.ReadFraction), Idle: report.Percent(sh.IdleFraction), Layer: sh.Layer,
+		}
+		if lacks("queue_depth") {
+			v.Headline.QueueDepth, v.Headline.DriveQueueDepth, v.Headline.Idle = "n/a", "n/a", "n/a"
+		}
+		if lacks("read_fraction") {
+			v.Headline.Reads = "n/a"
 		}
 		if d := a.Class.Drive; d != nil {
 			v.DriveNote = d.Headline.Note
@@ -105,24 +128,33 @@ func Report(a *report.Analysis, o Options) *Page {
 		l := lp.l
 		v.Cards = append(v.Cards,
 			cardView{lp.name + " I/Os", report.Count(l.IOs)},
-			cardView{lp.name + " bytes", report.Bytes(l.ReadBytes + l.WriteBytes)},
-			cardView{lp.name + " QD p50 / max", report.Num(l.QueueDepth.P50, 1) + " / " + report.Count(int64(l.QueueDepth.Max))},
-			cardView{lp.name + " latency p50 / p99", report.Micros(l.LatencyUs.P50) + " / " + report.Micros(l.LatencyUs.P99)})
+			cardView{lp.name + " bytes", orNA(l, "size_bytes", report.Bytes(l.ReadBytes+l.WriteBytes))},
+			cardView{lp.name + " QD p50 / max", orNA(l, "queue_depth", report.Num(l.QueueDepth.P50, 1)+" / "+report.Count(int64(l.QueueDepth.Max)))},
+			cardView{lp.name + " latency p50 / p99", orNA(l, "latency_us", report.Micros(l.LatencyUs.P50)+" / "+report.Micros(l.LatencyUs.P99))})
+		if l.LacksField("size_bytes") {
+			continue
+		}
 		id := "sizes_asked"
 		if lp.name == driveName {
 			id = "sizes_drive"
 		}
 		add(&v.Sizes)(sizeChart(id, lp), true)
 	}
-	add(&v.Depth)(depthTimeChart("depth_time", s.Profile))
-	add(&v.Depth)(depthDistChart("depth_dist", s.Profile))
-	add(&v.Latency)(latencyChart("latency", s.Profile))
+	if !lacks("queue_depth") {
+		add(&v.Depth)(depthTimeChart("depth_time", s.Profile))
+		add(&v.Depth)(depthDistChart("depth_dist", s.Profile))
+	}
+	if !lacks("latency_us") {
+		add(&v.Latency)(latencyChart("latency", s.Profile))
+	}
 	var phases []classify.Phase
 	if a.Class != nil {
 		phases = a.Class.Phases
 	}
-	add(&v.Throughput)(throughputChart("throughput", s.Profile, phases))
-	if s.Series != nil {
+	if !lacks("iops") {
+		add(&v.Throughput)(throughputChart("throughput", s.Profile, phases))
+	}
+	if s.Series != nil && !lacks("sequential_fraction") {
 		maps := s.Series.Offsets
 		if len(maps) > maxOffsetMaps {
 			v.OffsetNote = fmt.Sprintf("Offset maps for the %d busiest of %d devices.", maxOffsetMaps, len(maps))
