@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"archive/tar"
 	"bufio"
 	"compress/gzip"
 	"context"
@@ -102,6 +103,33 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 1<<20)
 	}
+	var tarMore func() bool
+	if h, _ := br.Peek(512); len(h) == 512 && string(h[257:262]) == "ustar" {
+		// A tar archive (Tencent's traces come as .tgz): its first file.
+		tr := tar.NewReader(br)
+		for {
+			hdr, err := tr.Next()
+			if err != nil {
+				return res, fmt.Errorf("%s: a tar archive with no file in it: %w", req.File, err)
+			}
+			if hdr.Typeflag == tar.TypeReg {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("read %s from the tar archive", hdr.Name))
+				break
+			}
+		}
+		br = bufio.NewReaderSize(tr, 1<<20)
+		tarMore = func() bool {
+			for {
+				hdr, err := tr.Next()
+				if err != nil {
+					return false
+				}
+				if hdr.Typeflag == tar.TypeReg {
+					return true
+				}
+			}
+		}
+	}
 	if res.Format == "auto" || res.Format == "" {
 		head, _ := br.Peek(64 << 10)
 		if parse.IsBlktrace(head) {
@@ -183,7 +211,11 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		}
 		err = importBpftrace(br, req.File, arch, sink, &stats)
 	}
-	res.Skipped, res.Malformed, res.Warnings, res.Unavailable = stats.skipped, stats.malformed, stats.warnings, stats.missing
+	if tarMore != nil && err == nil && tarMore() {
+		stats.warnings = append(stats.warnings, "the tar archive holds more files: only the first was imported (extract them and import each)")
+	}
+	res.Skipped, res.Malformed, res.Unavailable = stats.skipped, stats.malformed, stats.missing
+	res.Warnings = append(res.Warnings, stats.warnings...)
 	res.Platform = stats.platform
 	ft := tracefile.Footer{
 		DurationNs: last - first, LostEvents: stats.lost, ParseErrors: stats.malformed,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"archive/tar"
 	"compress/gzip"
 	"encoding/json"
 	"os"
@@ -123,6 +124,28 @@ func TestImportCSVAndIolog(t *testing.T) {
 		if len(s.Trace.Unavailable) == 0 {
 			t.Errorf("%s: nothing said to be unavailable", c.format)
 		}
+	}
+}
+
+// A .tgz (as Tencent publishes its traces) imports its first file and
+// says so, and that there were more.
+func TestImportTarGz(t *testing.T) {
+	dir := t.TempDir()
+	tgz := filepath.Join(dir, "tencent.tgz")
+	f, _ := os.Create(tgz)
+	zw := gzip.NewWriter(f)
+	tw := tar.NewWriter(zw)
+	for _, m := range []struct{ name, body string }{{"1283.csv", "1538323200,12073432,8,1,1283\n1538323201,0,256,0,1283\n"}, {"1284.csv", "1538323200,1,8,1,1284\n"}} {
+		tw.WriteHeader(&tar.Header{Name: m.name, Mode: 0o644, Size: int64(len(m.body)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(m.body))
+	}
+	tw.Close()
+	zw.Close()
+	f.Close()
+	r := ioshape(t, nil, "--store", dir, "import", "--label", "tgz", tgz)
+	if r.code != 0 || !strings.Contains(r.stderr, "imported 2 events (tencent)") || !strings.Contains(r.stderr, "read 1283.csv from the tar archive") ||
+		!strings.Contains(r.stderr, "only the first was imported") {
+		t.Errorf("import: %d %s", r.code, r.stderr)
 	}
 }
 

@@ -97,6 +97,8 @@ func SummaryTool(head []byte) string {
 	switch {
 	case bytes.Contains(head, []byte("------------- Distribution -------------")):
 		return "a DTrace quantize histogram (bitesize.d, biolatency…)"
+	case bytes.Contains(head, []byte(": count     distribution")):
+		return "a bcc histogram (biolatency, bitesize…)"
 	case bytes.Contains(head, []byte("%RAN %SEQ")):
 		return "DTraceToolkit iopattern"
 	case bytes.Contains(head, []byte("Reads Queued:")) && !blkparseLine.Match(head):

@@ -170,6 +170,8 @@ func TestSnoopVariants(t *testing.T) {
 		end      int64
 		missing  string
 	}{
+		{"biosnoop -P -Q", "TIME(s)     COMM           PID    DISK      T SECTOR     BYTES  P QUE(ms) LAT(ms)\n0.000000    fio            1234   vda       R 2048       4096   R    0.01    0.20\n",
+			FormatBiosnoop, -210000, 0, ""},
 		{"disksnoop", "TIME(s)            T  BYTES    LAT(ms)\n16458043.436012    W  4096        3.13\n",
 			FormatDisksnoop, 16458043436012000 - 3130000, 16458043436012000, "queue_time,offset,process"},
 		{"biosnoop.bt", "Attaching 4 probes...\nTIME(ms)     COMM             PID    LAT(ms)\n611          bash             4179        10\n",
@@ -188,6 +190,8 @@ func TestSnoopVariants(t *testing.T) {
 			FormatIosnoop, 0, 0, "timing,latency,queue_time"},
 		{"DTraceToolkit iosnoop -oDe -N", "DEVICE  MAJ MIN DELTA      DTIME        UID   PID D    BLOCK   SIZE       COMM PATHNAME\ncmdk0   102 0   4221       4001           0     0 W   1067    512      sched /a path with spaces\n",
 			FormatIosnoop, 0, 4221e3, "timing,queue_time"},
+		{"DTraceToolkit iosnoop -A", "TIME STIME DELTA DEVICE INS MAJ MIN UID PID PPID D BLOCK SIZE MOUNT FILE PATH COMM ARGS\n1302500 1300000 2500 cmdk0 0 102 0 100 443 1 R 892288 4096 /usr Xsun /usr/openwin/bin/Xsun Xsun /usr/openwin/bin/Xsun :0 -nobanner\n",
+			FormatIosnoop, 1300000e3, 1302500e3, "queue_time"},
 		{"perf-tools iosnoop -ts", "Tracing block I/O. Ctrl-C to end.\nSTARTs         ENDs           COMM             PID    TYPE DEV      BLOCK        BYTES     LATms\n5982800.302061 5982800.302679 supervise        1809   W    202,1    17039600     4096       0.62\n",
 			FormatPerfIosnoop, 5982800302061000, 5982800302679000, "queue_time"},
 		{"perf-tools iosnoop", "COMM             PID    TYPE DEV      BLOCK        BYTES     LATms\ntar              14794  RM   202,1    8457608      4096       7.53\n",

@@ -56,7 +56,8 @@ var snoopColumns = map[string]snoopCol{
 	"MAJ": scMaj, "MIN": scMin, "T": scDir, "TYPE": scDir, "D": scDir,
 	"SECTOR": scSector, "BLOCK": scSector, "BYTES": scBytes, "SIZE": scBytes,
 	"LAT(ms)": scLatMs, "LATms": scLatMs, "QUE(ms)": scQueMs, "DELTA": scDeltaUs,
-	"UID": scSkip, "PPID": scSkip, "INS": scSkip, "DTIME": scSkip, "PAT": scSkip,
+	"UID": scSkip, "PPID": scSkip, "INS": scSkip, "DTIME": scSkip, "PAT": scSkip, "P": scSkip,
+	"MOUNT": scSkip, "FILE": scSkip, "PATH": scSkip, // DTraceToolkit iosnoop -A
 	"PATHNAME": scRest, "ARGS": scRest,
 }
 
