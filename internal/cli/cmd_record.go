@@ -34,6 +34,7 @@ type recordOptions struct {
 	perfPages int
 	json      bool
 	raw       string
+	layers    string
 	keep      bool
 }
 
@@ -69,6 +70,7 @@ func newRecordCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.backend, "backend", "auto", "tracer: auto (native eBPF on Linux, DTrace on macOS), native, bpftrace, dtrace or fsusage")
 	f.IntVar(&o.mapKeys, "map-keys", 1<<16, "in-flight I/Os the tracer can track at once")
 	f.IntVar(&o.perfPages, "perf-pages", 1<<10, "tracer output buffer per CPU, in pages (a power of two)")
+	f.StringVar(&o.layers, "layers", tracer.LayersBoth, "what to trace: both, block (what the drive saw) or syscall (what the application asked for); one layer costs less")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	f.StringVar(&o.raw, "raw-output", "", "also save the tracer's raw output to this file (for bug reports)")
 	return c
@@ -102,9 +104,14 @@ func recordTrace(ctx context.Context, g *globals, o *recordOptions, args []strin
 	if o.mapKeys <= 0 {
 		return "", "", res, usageError{errors.New("--map-keys must be positive")}
 	}
+	switch o.layers {
+	case tracer.LayersBoth, tracer.LayersBlock, tracer.LayersSyscall:
+	default:
+		return "", "", res, usageError{fmt.Errorf("--layers %q: say both, block or syscall", o.layers)}
+	}
 	target := tracer.Target{
 		Command: args, Pids: o.pids, Names: o.names, WaitForNames: o.wait, All: o.all,
-		Duration: o.duration, Launch: o.launch, Quiet: o.quiet, Cold: o.cold, KeepRunning: o.keep,
+		Duration: o.duration, Launch: o.launch, Quiet: o.quiet, Cold: o.cold, KeepRunning: o.keep, Layers: o.layers,
 	}
 	if !o.launch {
 		target.Quiet = 0
@@ -211,6 +218,12 @@ func newProgress(g *globals) *progressLine {
 }
 
 func (p *progressLine) update(pr tracer.Progress) {
+	if pr.Notice != "" {
+		if p.tty {
+			fmt.Fprint(p.g.stderr, "\r\033[K")
+		}
+		fmt.Fprintf(p.g.stderr, "warning: %s\n", pr.Notice)
+	}
 	if pr.Ready && !p.ready {
 		p.ready = true
 		if !p.tty {

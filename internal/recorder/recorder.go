@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/store"
 	"github.com/ioshape/ioshape/internal/tracefile"
 	"github.com/ioshape/ioshape/internal/tracer"
@@ -64,7 +65,11 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	if err := req.Owner.Chown(path + tracefile.PartialSuffix); err != nil {
 		warnings = append(warnings, fmt.Sprintf("the trace file could not be given to uid %d: %v", req.Owner.UID, err))
 	}
-	res, runErr := p.sess.Run(ctx, w)
+	var sink tracer.Sink = w
+	if t := req.Tracer.Target; !t.Block() || !t.Syscall() {
+		sink = layerFilter{w, t.Block(), t.Syscall()}
+	}
+	res, runErr := p.sess.Run(ctx, sink)
 	res.Warnings = append(warnings, res.Warnings...)
 	footer := tracefile.Footer{
 		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
@@ -90,6 +95,20 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	return res, runErr
 }
 
+// layerFilter keeps the layers record --layers asked for, from backends
+// that cannot leave the other's probes out (DTrace, fs_usage).
+type layerFilter struct {
+	*tracefile.Writer
+	block, syscall bool
+}
+
+func (f layerFilter) Write(e *event.Event) error {
+	if e.Layer == event.Block && !f.block || e.Layer == event.Syscall && !f.syscall {
+		return nil
+	}
+	return f.Writer.Write(e)
+}
+
 // Lost is every event the recording knows it lost.
 func Lost(res tracer.Result) int64 { return res.AllLost() }
 
@@ -113,6 +132,10 @@ func header(req Request, id string, sess tracer.Session) tracefile.Header {
 	}
 	if t.Launch {
 		h.Target.Quiet = t.Quiet.String()
+	}
+	if !t.Block() || !t.Syscall() {
+		h.Target.Layers = t.Layers
+		h.Fidelity = append(h.Fidelity, "recorded with --layers "+t.Layers+": the other layer was not traced")
 	}
 	return h
 }

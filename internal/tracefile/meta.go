@@ -41,6 +41,9 @@ type Target struct {
 	Cold     bool     `json:"cold,omitempty"`
 	Duration string   `json:"duration,omitempty"`
 	Quiet    string   `json:"quiet,omitempty"`
+	// Layers is "block" or "syscall" when only that layer was traced
+	// (record --layers); empty: both.
+	Layers string `json:"layers,omitempty"`
 }
 
 // Footer is written last, when recording ends. A file without one was cut

@@ -52,6 +52,13 @@ const (
 // HelperCommand is the hidden subcommand that runs RunHelper.
 const HelperCommand = session.HelperCommand
 
+// The layers record --layers can ask for.
+const (
+	LayersBoth    = session.LayersBoth
+	LayersBlock   = session.LayersBlock
+	LayersSyscall = session.LayersSyscall
+)
+
 // RunHelper is the body of the hidden helper command.
 func RunHelper() error { return session.RunHelper() }
 

@@ -163,6 +163,10 @@ func (t *tracer) Mark() int {
 	return session.OnEachCPU(func() { markCPU(self) })
 }
 
+// Degrade stops the syscall layer's probes, leaving the block layer's
+// (see the script): bpftrace could not keep up with both.
+func (t *tracer) Degrade() { degradeSyscalls() }
+
 // Poll reads the kernel's miss counters of bpftrace's programs.
 func (t *tracer) Poll(res *session.Result) {
 	if n, ok := probeMisses(t.cmd.Process.Pid); ok && n > res.ProbeMisses {

@@ -83,6 +83,11 @@ type scriptData struct {
 	NameMatch string
 	Filter    string
 	Calls     []ScriptCall
+	// Block and Syscall leave out a layer's probes (record --layers).
+	Block, Syscall bool
+	// SysFilter is Filter for the syscall layer's probes, which ioshape
+	// can turn off while recording (see Degrade).
+	SysFilter string
 
 	AioRead, AioWrite, AioFsync       int
 	UringRead, UringWrite, UringFsync int
@@ -103,6 +108,8 @@ func Render(t session.Target, seeds []int, self int) (session.Script, error) {
 		Names:         t.Names,
 		Filter:        "@track[pid]",
 		Calls:         ScriptCalls,
+		Block:         t.Block(),
+		Syscall:       t.Syscall(),
 		AioRead:       int(event.CallAioRead),
 		AioWrite:      int(event.CallAioWrite),
 		AioFsync:      int(event.CallAioFsync),
@@ -115,6 +122,7 @@ func Render(t session.Target, seeds []int, self int) (session.Script, error) {
 	if t.All {
 		d.Filter = fmt.Sprintf("pid != %d", self)
 	}
+	d.SysFilter = "(" + d.Filter + ") && @sysoff == 0"
 	var match []string
 	for _, n := range t.Names {
 		match = append(match, fmt.Sprintf("comm == %q", session.Comm(n)))

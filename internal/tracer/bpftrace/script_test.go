@@ -21,7 +21,7 @@ func TestRenderModes(t *testing.T) {
 		notWant []string
 	}{
 		{"command", session.Target{Command: []string{"cp", "a", "b"}}, nil,
-			[]string{"@root[cpid] = 1;", "/@track[args->parent_pid] || @root[args->parent_pid]/", "/@track[pid]/"},
+			[]string{"@root[cpid] = 1;", "/@track[args->parent_pid] || @root[args->parent_pid]/", "/(@track[pid]) && @sysoff == 0/", "args->pid == 0"},
 			[]string{"sched_process_exec", "pid != "}},
 		{"pids", session.Target{Pids: []int{42, 43}, Duration: time.Second}, []int{42, 43},
 			[]string{"@track[42] = 1;", "@track[43] = 1;"},
@@ -29,7 +29,11 @@ func TestRenderModes(t *testing.T) {
 		{"names", session.Target{Names: []string{"firefox", "a-very-long-process-name"}}, nil,
 			[]string{"sched_process_exec", `comm == "firefox" || comm == "a-very-long-pro"`},
 			[]string{"@root"}},
-		{"all", session.Target{All: true}, nil, []string{"/pid != 777/", "pid != 777 || $kthread"}, []string{"@track[pid]/"}},
+		{"all", session.Target{All: true}, nil, []string{"/(pid != 777) && @sysoff == 0/", "pid != 777 || $kthread"}, []string{"@track[pid]/"}},
+		{"block only", session.Target{All: true, Layers: session.LayersBlock}, nil, []string{"block_rq_complete", "clear(@rq)", "sys_enter_getpgid"},
+			[]string{"sys_enter_pread64", "io_submit", "io_uring", "@sysoff", "clear(@sc)"}},
+		{"syscall only", session.Target{All: true, Layers: session.LayersSyscall}, nil, []string{"sys_enter_pread64", "io_submit", "@sysoff"},
+			[]string{"block_rq", "clear(@rq)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -201,21 +201,23 @@ func (s *Session) attach() (links []link.Link, warnings []string, err error) {
 		}
 	}
 	uring := tracepointArgs(kernel, "io_uring_complete") == 3 && tracepointArgs(kernel, "io_uring_submit_req") == 1
-	if !uring {
+	if !uring && s.cfg.Target.Syscall() {
 		warnings = append(warnings, "io_uring is not traced: this kernel's io_uring tracepoints are not the ones ioshape reads (Linux 6.0 or later)")
 	}
+	block, syscall := s.cfg.Target.Block(), s.cfg.Target.Syscall()
 	for _, a := range []struct {
 		prog     *ebpf.Program
 		name     string
 		optional bool
+		want     bool // --layers: a layer not asked for costs nothing
 	}{
-		{p.OnFork, "sched_process_fork", false}, {p.OnExec, "sched_process_exec", false}, {p.OnExit, "sched_process_exit", false},
-		{p.OnRqInsert, "block_rq_insert", false}, {p.OnRqIssue, "block_rq_issue", false}, {p.OnRqComplete, "block_rq_complete", false},
-		{p.OnRqRequeue, "block_rq_requeue", false}, {p.OnRqMerge, "block_rq_merge", false},
-		{p.OnSysEnter, "sys_enter", false}, {p.OnSysExit, "sys_exit", false},
-		{p.OnUringSubmit, "io_uring_submit_req", true}, {p.OnUringComplete, "io_uring_complete", true},
+		{p.OnFork, "sched_process_fork", false, true}, {p.OnExec, "sched_process_exec", false, true}, {p.OnExit, "sched_process_exit", false, true},
+		{p.OnRqInsert, "block_rq_insert", false, block}, {p.OnRqIssue, "block_rq_issue", false, block}, {p.OnRqComplete, "block_rq_complete", false, block},
+		{p.OnRqRequeue, "block_rq_requeue", false, block}, {p.OnRqMerge, "block_rq_merge", false, block},
+		{p.OnSysEnter, "sys_enter", false, syscall}, {p.OnSysExit, "sys_exit", false, syscall},
+		{p.OnUringSubmit, "io_uring_submit_req", true, syscall}, {p.OnUringComplete, "io_uring_complete", true, syscall},
 	} {
-		if a.optional && !uring {
+		if a.optional && !uring || !a.want {
 			continue
 		}
 		l, err := link.AttachTracing(link.TracingOptions{Program: a.prog, AttachType: ebpf.AttachTraceRawTp})

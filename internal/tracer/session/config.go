@@ -67,6 +67,9 @@ type Progress struct {
 	Bytes   int64
 	Lost    int64
 	Ready   bool
+	// Notice is something the user must be told now, not at the end (the
+	// tracer was degraded); empty almost always.
+	Notice string
 }
 
 // Result is what a recording learned beyond its events.

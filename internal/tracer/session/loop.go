@@ -41,6 +41,15 @@ type Poller interface{ Poll(res *Result) }
 // counted lost.
 type Marker interface{ Mark() int }
 
+// Degrader is a Tracer that can drop its syscall layer while it runs, when
+// it cannot keep up with both (bpftrace): the loop asks it to once events
+// are lost in the first seconds, rather than silently keep half of both.
+type Degrader interface{ Degrade() }
+
+// degradeWithin is how soon after tracing starts a loss makes the loop
+// degrade the tracer: early losses show it cannot keep up with the work.
+const degradeWithin = 3 * time.Second
+
 // StatusSource is a Tracer that starts the helper itself (bpftrace -c): the
 // helper's status lines come through it.
 type StatusSource interface{ Status() <-chan string }
@@ -128,6 +137,7 @@ type loop struct {
 	endedAt   time.Time
 	stopTimer <-chan time.Time
 	marks     int // flush marks still awaited before the tracer is stopped
+	degraded  bool
 	markTimer <-chan time.Time
 	killTimer <-chan time.Time
 	err       error
@@ -265,16 +275,38 @@ func (l *loop) onTick() {
 	if err := l.st.sink.FlushIfDue(time.Second); err != nil {
 		l.fail(err)
 	}
+	notice := ""
 	if l.st.ready && !l.stopping {
 		l.poll()
+		notice = l.maybeDegrade()
 		if reason := l.st.targetGone(); reason != "" {
 			l.stop(reason)
 		}
 	}
 	if l.cfg.Progress != nil {
 		st := l.st
-		l.cfg.Progress(Progress{Elapsed: time.Since(l.started), Events: st.res.Events, Bytes: st.bytes, Lost: st.res.AllLost(), Ready: st.ready})
+		l.cfg.Progress(Progress{Elapsed: time.Since(l.started), Events: st.res.Events, Bytes: st.bytes, Lost: st.res.AllLost(), Ready: st.ready, Notice: notice})
 	}
+}
+
+// maybeDegrade turns a tracer that is losing events early in the
+// recording down to the block layer, once, and says so.
+func (l *loop) maybeDegrade() string {
+	d, ok := l.t.(Degrader)
+	since := time.Since(l.st.readyAt)
+	if !ok || l.degraded || since > degradeWithin || !l.cfg.Target.Syscall() || !l.cfg.Target.Block() {
+		return ""
+	}
+	lost := l.st.res.AllLost()
+	if lost == 0 {
+		return ""
+	}
+	l.degraded = true
+	d.Degrade()
+	msg := fmt.Sprintf("%s could not keep up: %d events lost in the first %.1f s of tracing; from then on only the block layer is traced, so the syscall layer covers the first %.1f s only (--backend native, or --layers block from the start, costs less)",
+		l.plan.Name, lost, since.Seconds(), since.Seconds())
+	l.st.warn(msg)
+	return msg
 }
 
 func (l *loop) poll() {

@@ -25,7 +25,24 @@ type Target struct {
 	// KeepRunning leaves a command ioshape started running when the
 	// recording stops (by default it belongs to the recording).
 	KeepRunning bool
+	// Layers is what to trace: LayersBoth (also ""), LayersBlock or
+	// LayersSyscall. A backend that can leave a layer's probes out does;
+	// the recorder drops what the others still deliver.
+	Layers string
 }
+
+// The layers record --layers can ask for.
+const (
+	LayersBoth    = "both"
+	LayersBlock   = "block"
+	LayersSyscall = "syscall"
+)
+
+// Block reports whether the block layer is traced.
+func (t Target) Block() bool { return t.Layers != LayersSyscall }
+
+// Syscall reports whether the syscall layer is traced.
+func (t Target) Syscall() bool { return t.Layers != LayersBlock }
 
 // Mode names the kind of target, as stored in the trace header.
 func (t Target) Mode() string {
