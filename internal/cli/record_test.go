@@ -117,6 +117,56 @@ func fioReport(dir string) []string {
 // there twice. fio also reads a few small files of its own.
 func checkFioCounted(t *testing.T, s *report.Show, dir string) {
 	t.Helper()
+	did := fioReads(t, dir)
+	if degraded(s) {
+		// bpftrace could not keep up and said so: its syscall layer stops
+		// early by design; the block layer must still account for all.
+		t.Logf("degraded to the block layer: the syscall layer covers the start only")
+		return
+	}
+	seen, lost := s.Syscall.Reads, s.Trace.LostEvents
+	if seen+lost < did*99/100 {
+		t.Errorf("fio did %d reads; the trace has %d and counts %d events lost: %d are missing uncounted", did, seen, lost, did-seen-lost)
+	}
+	if seen > did+200 {
+		t.Errorf("fio did %d reads; the trace has %d", did, seen)
+	}
+}
+
+// checkBlockCounted compares the block layer with fio's own count: every
+// read fio did reached the drive as a request the trace holds (attributed
+// to fio), or is counted — lost, or unfinished (issued, completion never
+// seen: the kernel's completion tracepoint does not match some 0–0.3 % of
+// requests on this VM, and exactly those are what fio has and the trace
+// lacks). Direct 4 KiB reads do not merge, so one read is one request.
+func checkBlockCounted(t *testing.T, s *report.Show, dir string) {
+	t.Helper()
+	did := fioReads(t, dir)
+	var seen int64
+	for _, p := range s.Processes {
+		if p.Comm == "fio" {
+			seen += p.BlockIOs
+		}
+	}
+	counted := s.Trace.LostEvents + s.Trace.UnfinishedRequests
+	if seen+counted < did {
+		t.Errorf("fio did %d reads; the block layer has %d of fio's and counts %d lost or unfinished: %d missing uncounted", did, seen, counted, did-seen-counted)
+	}
+	if seen > did+200 {
+		t.Errorf("fio did %d reads; the block layer has %d of fio's", did, seen)
+	}
+	t.Logf("fio did %d reads: %d in the block layer (%.2f%%), %d lost, %d unfinished", did, seen, 100*float64(seen)/float64(did), s.Trace.LostEvents, s.Trace.UnfinishedRequests)
+}
+
+// degraded reports whether the recording turned its syscall layer off
+// because the tracer could not keep up.
+func degraded(s *report.Show) bool {
+	return slices.ContainsFunc(s.Trace.Warnings, func(w string) bool { return strings.Contains(w, "could not keep up") })
+}
+
+// fioReads is the reads fio's JSON report counts, over all its jobs.
+func fioReads(t *testing.T, dir string) int64 {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "fio.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -135,13 +185,7 @@ func checkFioCounted(t *testing.T, s *report.Show, dir string) {
 	for _, j := range rep.Jobs {
 		did += j.Read.TotalIOs
 	}
-	seen, lost := s.Syscall.Reads, s.Trace.LostEvents
-	if seen+lost < did*99/100 {
-		t.Errorf("fio did %d reads; the trace has %d and counts %d events lost: %d are missing uncounted", did, seen, lost, did-seen-lost)
-	}
-	if seen > did+200 {
-		t.Errorf("fio did %d reads; the trace has %d", did, seen)
-	}
+	return did
 }
 
 // checkAccounted is for high-IOPS workloads, where the bpftrace backend
@@ -194,6 +238,7 @@ func TestRecordRandomReadQD1(t *testing.T) {
 	s := showJSON(t, store, id)
 	checkAccounted(t, s)
 	checkFioCounted(t, s, dir)
+	checkBlockCounted(t, s, dir)
 	b, sc := s.Block, s.Syscall
 	if b == nil || sc == nil {
 		t.Fatalf("missing layer: block %v syscall %v", b, sc)
@@ -291,6 +336,7 @@ func TestRecordLibaioDepth16(t *testing.T) {
 	s := showJSON(t, store, id)
 	checkAccounted(t, s)
 	checkFioCounted(t, s, dir)
+	checkBlockCounted(t, s, dir)
 	sc, b := s.Syscall, s.Block
 	if sc.QueueDepth.P50 < 12 || sc.QueueDepth.P50 > 17 {
 		t.Errorf("requested (syscall) queue depth p50 %v; want close to 16", sc.QueueDepth.P50)
@@ -302,6 +348,22 @@ func TestRecordLibaioDepth16(t *testing.T) {
 		t.Errorf("only %d async reads seen at the syscall layer", sc.Reads)
 	}
 	t.Logf("requested QD p50 %v, achieved QD p50 %v (in device %v)", sc.QueueDepth.P50, b.QueueDepth.P50, b.DeviceQueueDepth.P50)
+}
+
+// Depth 32: every read fio did is in the block layer or counted.
+func TestRecordLibaioDepth32(t *testing.T) {
+	requireTracing(t)
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 128)
+	id, _ := record(t, store, fioArgs(file, append(fioReport(dir), "--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=32")...)...)
+	s := showJSON(t, store, id)
+	checkAccounted(t, s)
+	checkFioCounted(t, s, dir)
+	checkBlockCounted(t, s, dir)
+	if s.Syscall.QueueDepth.P50 < 24 {
+		t.Errorf("requested queue depth p50 %v; want close to 32", s.Syscall.QueueDepth.P50)
+	}
 }
 
 func TestRecordIoUring(t *testing.T) {
@@ -335,6 +397,7 @@ func TestRecordPsyncFourJobs(t *testing.T) {
 	s := showJSON(t, store, id)
 	checkAccounted(t, s)
 	checkFioCounted(t, s, dir)
+	checkBlockCounted(t, s, dir)
 	if qd := s.Syscall.QueueDepth.P50; qd < 3 || qd > 5 {
 		t.Errorf("requested queue depth p50 %v; want about 4", qd)
 	}

@@ -297,8 +297,10 @@ func (l *loop) maybeDegrade() string {
 	if !ok || l.degraded || since > degradeWithin || !l.cfg.Target.Syscall() || !l.cfg.Target.Block() {
 		return ""
 	}
+	// A few lost events are counted and said at the end; a tracer
+	// losing more than 1 % of what it sees is not keeping up.
 	lost := l.st.res.AllLost()
-	if lost == 0 {
+	if lost == 0 || lost*100 < l.st.res.Events+lost {
 		return ""
 	}
 	l.degraded = true
