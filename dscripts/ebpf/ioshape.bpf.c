@@ -523,17 +523,28 @@ static __always_inline __s64 position(struct pt_regs *regs, __u8 how, __u8 arg, 
 	return fi->pos;
 }
 
+// The loops over iovecs, iocbs and io_events run through bpf_loop, whose
+// body the verifier checks once: unrolled bounded loops made loading the
+// syscall programs take most of a second.
+struct iovec_ctx {
+	__u64 vec;
+	__u64 total;
+};
+
+static long iovec_len(__u64 i, void *ctx)
+{
+	struct iovec_ctx *c = ctx;
+	__u64 len = 0;
+	bpf_probe_read_user(&len, sizeof(len), (void *)(c->vec + i * 16 + 8));
+	c->total += len;
+	return 0;
+}
+
 static __always_inline __u64 iovec_bytes(__u64 vec, __u64 n)
 {
-	__u64 total = 0;
-	for (int i = 0; i < 64; i++) {
-		if (i >= n)
-			break;
-		__u64 len = 0;
-		bpf_probe_read_user(&len, sizeof(len), (void *)(vec + i * 16 + 8));
-		total += len;
-	}
-	return total;
+	struct iovec_ctx c = {.vec = vec};
+	bpf_loop(n < 64 ? n : 64, iovec_len, &c, 0);
+	return c.total;
 }
 
 // sc_state is a thread's syscall in flight, kept in task storage: cheaper
@@ -624,32 +635,42 @@ struct io_event_rec {
 	__s64 res2;
 };
 
+struct submit_ctx {
+	__u64 pp;
+	__u64 now;
+	__u32 pid, tid;
+};
+
+static long aio_submit_one(__u64 i, void *ctx)
+{
+	struct submit_ctx *c = ctx;
+	__u64 cb = 0;
+	struct iocb_head h;
+	bpf_probe_read_user(&cb, sizeof(cb), (void *)(c->pp + i * 8));
+	// One read for the whole iocb head rather than one per field.
+	if (!cb || bpf_probe_read_user(&h, sizeof(h), (void *)cb) || h.aio_lio_opcode > 3)
+		return 0;
+	struct file_info fi = {};
+	storage_file(fd_file(h.aio_fildes), &fi, true);
+	if (!fi.ok)
+		return 0;
+	struct aio_state a = {.start = c->now, .dev = fi.dev, .ino = fi.ino, .fflags = fi.fflags, .tid = c->tid,
+			      .count = h.aio_nbytes, .pos = h.aio_offset, .live = 1};
+	a.call = h.aio_lio_opcode == 0 ? call_aio_read : h.aio_lio_opcode == 1 ? call_aio_write : call_aio_fsync;
+	struct aio_key k = {.pid = c->pid, .iocb = cb};
+	struct aio_state *old = bpf_map_lookup_elem(&aios, &k);
+	if (old)
+		*old = a;
+	else if (bpf_map_update_elem(&aios, &k, &a, BPF_ANY))
+		count(CNT_MAP_FULL);
+	return 0;
+}
+
 static __always_inline void aio_submit(struct pt_regs *regs, __u32 pid, __u32 tid, __u64 now)
 {
-	__u64 nr = SYSCALL_ARG(regs, 1), pp = SYSCALL_ARG(regs, 2);
-	for (int i = 0; i < 128; i++) {
-		if (i >= nr)
-			break;
-		__u64 cb = 0;
-		struct iocb_head h;
-		bpf_probe_read_user(&cb, sizeof(cb), (void *)(pp + i * 8));
-		// One read for the whole iocb head rather than one per field.
-		if (!cb || bpf_probe_read_user(&h, sizeof(h), (void *)cb) || h.aio_lio_opcode > 3)
-			continue;
-		struct file_info fi = {};
-		storage_file(fd_file(h.aio_fildes), &fi, true);
-		if (!fi.ok)
-			continue;
-		struct aio_state a = {.start = now, .dev = fi.dev, .ino = fi.ino, .fflags = fi.fflags, .tid = tid,
-				      .count = h.aio_nbytes, .pos = h.aio_offset, .live = 1};
-		a.call = h.aio_lio_opcode == 0 ? call_aio_read : h.aio_lio_opcode == 1 ? call_aio_write : call_aio_fsync;
-		struct aio_key k = {.pid = pid, .iocb = cb};
-		struct aio_state *old = bpf_map_lookup_elem(&aios, &k);
-		if (old)
-			*old = a;
-		else if (bpf_map_update_elem(&aios, &k, &a, BPF_ANY))
-			count(CNT_MAP_FULL);
-	}
+	__u64 nr = SYSCALL_ARG(regs, 1);
+	struct submit_ctx c = {.pp = SYSCALL_ARG(regs, 2), .now = now, .pid = pid, .tid = tid};
+	bpf_loop(nr < 128 ? nr : 128, aio_submit_one, &c, 0);
 }
 
 SEC("tp_btf/sys_enter")
@@ -736,37 +757,48 @@ static __always_inline void emit_syscall(struct sc_state *s, __u8 role, __u32 pi
 	submit(r);
 }
 
+struct reap_ctx {
+	__u64 events;
+	__u64 now;
+	__u32 pid;
+};
+
+static long aio_reap_one(__u64 i, void *ctx)
+{
+	struct reap_ctx *c = ctx;
+	struct io_event_rec ev;
+	if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(c->events + i * sizeof(ev))))
+		return 0;
+	struct aio_key k = {.pid = c->pid, .iocb = ev.obj};
+	struct aio_state *a = bpf_map_lookup_elem(&aios, &k);
+	if (!a || !a->live)
+		return 0;
+	struct record *r = reserve(REC_SYSCALL);
+	if (r) {
+		r->call = a->call;
+		r->start = a->start;
+		r->end = c->now;
+		r->pid = c->pid;
+		r->tid = a->tid;
+		r->dev = a->dev;
+		r->ino = a->ino;
+		r->fflags = a->fflags;
+		r->offset = a->pos;
+		r->size = a->count;
+		r->ret = ev.res;
+		bpf_get_current_comm(&r->comm, sizeof(r->comm));
+		submit(r);
+	}
+	a->live = 0;
+	return 0;
+}
+
 static __always_inline void aio_reap(__u64 events, long n, __u32 pid, __u64 now)
 {
-	for (int i = 0; i < 128; i++) {
-		if (i >= n)
-			break;
-		struct io_event_rec ev;
-		if (bpf_probe_read_user(&ev, sizeof(ev), (void *)(events + i * sizeof(ev))))
-			continue;
-		struct aio_key k = {.pid = pid, .iocb = ev.obj};
-		__s64 res = ev.res;
-		struct aio_state *a = bpf_map_lookup_elem(&aios, &k);
-		if (!a || !a->live)
-			continue;
-		struct record *r = reserve(REC_SYSCALL);
-		if (r) {
-			r->call = a->call;
-			r->start = a->start;
-			r->end = now;
-			r->pid = pid;
-			r->tid = a->tid;
-			r->dev = a->dev;
-			r->ino = a->ino;
-			r->fflags = a->fflags;
-			r->offset = a->pos;
-			r->size = a->count;
-			r->ret = res;
-			bpf_get_current_comm(&r->comm, sizeof(r->comm));
-			submit(r);
-		}
-		a->live = 0;
-	}
+	if (n <= 0)
+		return;
+	struct reap_ctx c = {.events = events, .now = now, .pid = pid};
+	bpf_loop(n < 128 ? n : 128, aio_reap_one, &c, 0);
 }
 
 SEC("tp_btf/sys_exit")
