@@ -105,7 +105,7 @@ func recordTrace(ctx context.Context, g *globals, o *recordOptions, args []strin
 		return "", "", res, usageError{errors.New("--map-keys must be positive")}
 	}
 	switch o.layers {
-	case tracer.LayersBoth, tracer.LayersBlock, tracer.LayersSyscall:
+	case "", tracer.LayersBoth, tracer.LayersBlock, tracer.LayersSyscall: // "": replay's own recordings
 	default:
 		return "", "", res, usageError{fmt.Errorf("--layers %q: say both, block or syscall", o.layers)}
 	}
@@ -152,6 +152,9 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 			"id": id, "path": path, "events": res.Events, "lost_events": recorder.Lost(res), "unfinished_requests": res.Unfinished,
 			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
 			"command_end": res.CommandEnd,
+		}
+		if len(res.Programs) > 0 {
+			out["programs"] = res.Programs
 		}
 		return writeJSON(g.stdout, out)
 	}

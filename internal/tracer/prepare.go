@@ -26,6 +26,8 @@ type (
 	User     = session.User
 	Script   = session.Script
 	Sink     = session.Sink
+	// ProgramCost is an in-kernel program's cost (bpf_stats).
+	ProgramCost = session.ProgramCost
 )
 
 // Session is a prepared recording on one backend.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -250,10 +251,44 @@ func (s *Session) counters() (lost, mapFull, stale, unmatched int64) {
 	return out[0], out[1], out[2], out[3]
 }
 
+// programs names the loaded programs (Assign took them out of the
+// collection, so s.coll.Programs no longer holds them).
+func (s *Session) programs() map[string]*ebpf.Program {
+	p := s.objs.ioshapePrograms
+	all := map[string]*ebpf.Program{
+		"on_exec": p.OnExec, "on_exit": p.OnExit, "on_fork": p.OnFork,
+		"on_rq_complete": p.OnRqComplete, "on_rq_insert": p.OnRqInsert, "on_rq_issue": p.OnRqIssue,
+		"on_rq_merge": p.OnRqMerge, "on_rq_requeue": p.OnRqRequeue, "on_sys_enter": p.OnSysEnter,
+		"on_sys_exit": p.OnSysExit, "on_uring_complete": p.OnUringComplete, "on_uring_submit": p.OnUringSubmit,
+	}
+	for name, prog := range all {
+		if prog == nil {
+			delete(all, name)
+		}
+	}
+	return all
+}
+
+// programCosts is each program's run count and time, which the kernel
+// keeps only while kernel.bpf_stats_enabled is 1 (nil otherwise).
+func (s *Session) programCosts() []session.ProgramCost {
+	var out []session.ProgramCost
+	for name, p := range s.programs() {
+		st, err := p.Stats()
+		if err != nil || st.RunCount == 0 {
+			continue
+		}
+		out = append(out, session.ProgramCost{Name: name, Runs: st.RunCount,
+			NsPerRun: float64(st.Runtime.Nanoseconds()) / float64(st.RunCount), Recursion: st.RecursionMisses})
+	}
+	slices.SortFunc(out, func(a, b session.ProgramCost) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // probeMisses sums the kernel's recursion-miss counts for the programs.
 func (s *Session) probeMisses() int64 {
 	var n int64
-	for _, p := range s.coll.Programs {
+	for _, p := range s.programs() {
 		if st, err := p.Stats(); err == nil {
 			n += int64(st.RecursionMisses)
 		}
@@ -421,6 +456,7 @@ func (t *tracer) Poll(res *session.Result) {
 func (t *tracer) Wait(res *session.Result) error {
 	t.detach()
 	t.Poll(res)
+	res.Programs = t.s.programCosts()
 	_, _, stale, unmatched := t.s.counters()
 	res.Unmatched += unmatched
 	res.Unfinished += stale + t.s.unfinished()

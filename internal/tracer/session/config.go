@@ -98,6 +98,17 @@ type Result struct {
 	// recording stopped before it ended: stopped, killed, or left running.
 	CommandEnd string
 	Devices    []event.Device
+	// Programs is each in-kernel program's cost, when the kernel keeps
+	// it (sysctl kernel.bpf_stats_enabled=1; native backend only).
+	Programs []ProgramCost `json:"programs,omitempty"`
+}
+
+// ProgramCost is what one eBPF program cost while recording.
+type ProgramCost struct {
+	Name      string  `json:"name"`
+	Runs      uint64  `json:"runs"`
+	NsPerRun  float64 `json:"ns_per_run"`
+	Recursion uint64  `json:"recursion_misses"`
 }
 
 // AllLost is every event the recording knows it lost.
