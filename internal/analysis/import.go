@@ -257,22 +257,8 @@ func (s *importStats) malformedLine(err *parse.SyntaxError) {
 
 func importFsUsage(r io.Reader, file string, blockSize int64, sink func(*event.Event) error, st *importStats) error {
 	p := parse.NewFsUsageReader(r, file, blockSize)
-	for p.Scan() {
-		rec := p.Record()
-		switch rec.Kind {
-		case parse.KindEvent:
-			if err := sink(&rec.Event); err != nil {
-				return err
-			}
-		case parse.KindSkip:
-			st.skipped++
-		case parse.KindLost:
-			st.lost++ // one overrun: fs_usage dropped an unknown number of events
-		case parse.KindError:
-			st.malformedLine(rec.Err)
-		}
-	}
-	if st.lost > 0 { // one warning, however many overruns
+	err := importRecords(p, sink, st) // an overrun is one loss of an unknown number of events
+	if st.lost > 0 {                  // one warning, however many overruns
 		st.warnings = append(st.warnings, fmt.Sprintf("fs_usage reported %d buffer overruns: events were dropped (an unknown number each time)", st.lost))
 	}
 	if p.PageIns > 0 {
@@ -281,30 +267,12 @@ func importFsUsage(r io.Reader, file string, blockSize int64, sink func(*event.E
 	for i, name := range p.Devices() {
 		st.devices = append(st.devices, event.Device{Major: 0, Minor: uint32(i + 1), Name: name})
 	}
-	return p.Err()
+	return err
 }
 
 func importBpftrace(r io.Reader, file, arch string, sink func(*event.Event) error, st *importStats) error {
-	p := parse.NewBpftraceReader(r, file, arch)
 	var rb rebase // raw times are CLOCK_MONOTONIC: start at the first event
-	for p.Scan() {
-		rec := p.Record()
-		switch rec.Kind {
-		case parse.KindEvent:
-			e := &rec.Event
-			rb.apply(e)
-			if err := sink(e); err != nil {
-				return err
-			}
-		case parse.KindLost:
-			st.lost += rec.N
-		case parse.KindError:
-			st.malformedLine(rec.Err)
-		default:
-			st.skipped++
-		}
-	}
-	return p.Err()
+	return importRecords(rebased{parse.NewBpftraceReader(r, file, arch), &rb}, sink, st)
 }
 
 // rebase shifts raw tracer clocks so the first event starts at zero.
@@ -384,7 +352,7 @@ func importRecords(p recordScanner, sink func(*event.Event) error, st *importSta
 				return err
 			}
 		case parse.KindLost:
-			st.lost += rec.N
+			st.lost += max(rec.N, 1) // 0: a loss of unknown size
 		case parse.KindError:
 			st.malformedLine(rec.Err)
 		case parse.KindNotice:

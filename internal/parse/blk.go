@@ -224,6 +224,21 @@ func (b *blkRequests) fill(e *event.Event, is *blkIssued, c *blkAction) {
 	}
 }
 
+// covered hands out, into rec, the further requests the last completion
+// covered (see moreCovered) while *pending; false once there are none.
+func (b *blkRequests) covered(rec *Record, pending *bool) bool {
+	if !*pending {
+		return false
+	}
+	*rec = Record{}
+	if b.moreCovered(&rec.Event) {
+		rec.Kind = KindEvent
+		return true
+	}
+	*pending = false
+	return false
+}
+
 // unfinished is how many dispatched requests never completed.
 func (b *blkRequests) unfinished() int64 {
 	n := int64(len(b.issued))

@@ -40,13 +40,8 @@ func NewBlkparseReader(r io.Reader, file string) *BlkparseReader {
 
 // Scan reads the next record.
 func (p *BlkparseReader) Scan() bool {
-	if p.pending {
-		p.rec = Record{}
-		if p.req.moreCovered(&p.rec.Event) {
-			p.rec.Kind = KindEvent
-			return true
-		}
-		p.pending = false
+	if p.req.covered(&p.rec, &p.pending) {
+		return true
 	}
 	return p.scan(p.parse)
 }

@@ -160,13 +160,8 @@ func (p *BlktraceReader) read(s *blkSource) bool {
 
 // Scan reads the next record.
 func (p *BlktraceReader) Scan() bool {
-	if p.pending {
-		p.rec = Record{}
-		if p.req.moreCovered(&p.rec.Event) {
-			p.rec.Kind = KindEvent
-			return true
-		}
-		p.pending = false
+	if p.req.covered(&p.rec, &p.pending) {
+		return true
 	}
 	if p.held != nil {
 		raw := *p.held
