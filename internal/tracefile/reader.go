@@ -36,6 +36,56 @@ type Reader struct {
 	size       int64
 	read       atomic.Int64 // bytes consumed, for progress from another goroutine
 	cut        int64        // bytes left out at the end (see Cut)
+	// The next chunks are read and decompressed on another goroutine
+	// while this one decodes the current: two cores for one trace, the
+	// events in the same order.
+	ahead    chan chunkResult
+	free     chan []byte // decompression buffers the decoder is done with
+	quit     chan struct{}
+	finished chan struct{}
+	holding  []byte // the buffer of the chunk being decoded
+}
+
+// chunkResult is one chunk read ahead.
+type chunkResult struct {
+	kind  byte
+	raw   []byte
+	err   error
+	off   int64 // the position after it (before it, on an error)
+	atEOF bool  // on an error: nothing follows in the file
+}
+
+// readAhead reads chunks until the footer, the end or an error, handing
+// them to Next; it stops early when Close asks.
+func (r *Reader) readAhead(off int64) {
+	defer close(r.finished)
+	defer close(r.ahead)
+	var comp []byte
+	for {
+		var buf []byte
+		select {
+		case buf = <-r.free:
+		case <-r.quit:
+			return
+		}
+		kind, raw, err := readChunk(r.br, r.zdec, &comp, &buf)
+		res := chunkResult{kind: kind, raw: raw, err: err, off: off}
+		if err == nil {
+			off += frameLen + int64(len(comp))
+			r.read.Store(off)
+			res.off = off
+		} else {
+			res.atEOF = r.atEOF()
+		}
+		select {
+		case r.ahead <- res:
+		case <-r.quit:
+			return
+		}
+		if err != nil || kind == kindFooter {
+			return
+		}
+	}
 }
 
 // Open opens a trace and reads its header and, when the recording
@@ -245,13 +295,33 @@ func (r *Reader) Next() bool {
 		if r.done || r.err != nil {
 			return false
 		}
-		kind, raw, err := r.chunk()
+		if r.ahead == nil {
+			r.ahead, r.free = make(chan chunkResult, 2), make(chan []byte, 3)
+			r.quit, r.finished = make(chan struct{}), make(chan struct{})
+			for range 3 {
+				r.free <- nil
+			}
+			go r.readAhead(r.off)
+		}
+		if r.holding != nil {
+			r.free <- r.holding // done with it: the reader may fill it again
+			r.holding = nil
+		}
+		res, ok := <-r.ahead
+		if !ok {
+			r.done = true
+			return false
+		}
+		kind, raw, err := res.kind, res.raw, res.err
+		r.holding = raw
+		atEOF := res.atEOF
+		r.off = res.off
 		switch {
 		case err == io.EOF:
 			r.done = true
 			r.incomplete = r.meta.Footer == nil
 			return false
-		case err == errTruncated || (err == errChecksum && r.meta.Footer == nil && r.atEOF()):
+		case err == errTruncated || (err == errChecksum && r.meta.Footer == nil && atEOF):
 			// A crash cut the last chunk: everything before it stands.
 			r.done, r.incomplete = true, true
 			return false
@@ -292,6 +362,10 @@ func (r *Reader) Err() error { return r.err }
 
 // Close closes the file.
 func (r *Reader) Close() error {
+	if r.quit != nil {
+		close(r.quit)
+		<-r.finished
+	}
 	r.zdec.Close()
 	return r.f.Close()
 }
