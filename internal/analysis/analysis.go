@@ -85,6 +85,9 @@ func Profile(ctx context.Context, path string, opts profile.Options, watch Watch
 	if meta.Footer != nil && opts.Devices == nil {
 		opts.Devices = meta.Footer.Devices
 	}
+	if meta.Footer != nil && meta.Footer.SyscallUntilNs > 0 {
+		opts.SyscallPartial = true
+	}
 	b := profile.NewBuilder(opts)
 	meta, tail, err := Events(ctx, path, "reading", watch, func(e *event.Event) error {
 		b.Add(e)
@@ -113,7 +116,7 @@ func Classify(ctx context.Context, path string, opts classify.Options, watch Wat
 	if err != nil {
 		return meta, nil, err
 	}
-	res, err := classify.Classify(source(ctx, path, watch), opts)
+	res, err := classify.Classify(source(ctx, path, watch), classifyOptions(path, opts))
 	return meta, res, err
 }
 
@@ -131,6 +134,16 @@ func source(ctx context.Context, path string, watch Watch) classify.Source {
 	}
 }
 
+// classifyOptions completes opts with what the trace's footer says: a
+// tracer degraded to the block layer left a syscall layer that covers the
+// trace's start only, so the shape is the block layer's.
+func classifyOptions(path string, opts classify.Options) classify.Options {
+	if m, err := Meta(path); err == nil && m.Footer != nil && m.Footer.SyscallUntilNs > 0 {
+		opts.SyscallPartial = true
+	}
+	return opts
+}
+
 // Analyze profiles (with the time series) and classifies the trace at
 // path: everything the reports show of it.
 func Analyze(ctx context.Context, path string, popts profile.Options, copts classify.Options, watch Watch) (*report.Analysis, error) {
@@ -141,7 +154,7 @@ func Analyze(ctx context.Context, path string, popts profile.Options, copts clas
 	}
 	a := &report.Analysis{Show: report.NewShow(path, meta, p)}
 	copts.ExcludeWriteback = popts.ExcludeWriteback
-	a.Class, err = classify.Classify(source(ctx, path, watch), copts)
+	a.Class, err = classify.Classify(source(ctx, path, watch), classifyOptions(path, copts))
 	if errors.Is(err, classify.ErrNoIO) {
 		return a, nil
 	}

@@ -34,7 +34,7 @@ func Predict(ctx context.Context, path string, d *drive.Profile, watch Watch) (*
 		recorded = meta.Footer.DurationNs
 	}
 	var bounds []predict.Boundary
-	class, err := classify.Classify(source(ctx, path, watch), classify.Options{})
+	class, err := classify.Classify(source(ctx, path, watch), classifyOptions(path, classify.Options{}))
 	switch {
 	case errors.Is(err, classify.ErrNoIO):
 		return nil, predict.ErrNoIO
@@ -84,7 +84,7 @@ func ExportFioJob(ctx context.Context, path string, w io.Writer, byProgram bool,
 	if err != nil {
 		return nil, err
 	}
-	class, err := classify.Classify(source(ctx, path, watch), classify.Options{})
+	class, err := classify.Classify(source(ctx, path, watch), classifyOptions(path, classify.Options{}))
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,9 @@ type Options struct {
 	MinWindowNs int64
 	// Drive, if set, are a drive's benchmark results for an estimate.
 	Drive *DriveResults
+	// SyscallPartial: the trace's syscall layer covers its start only
+	// (its tracer was degraded to the block layer).
+	SyscallPartial bool
 }
 
 // Result is a trace's classification.
@@ -70,7 +73,7 @@ func Classify(src Source, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	popts := profile.Options{ExcludeWriteback: opts.ExcludeWriteback}
+	popts := profile.Options{ExcludeWriteback: opts.ExcludeWriteback, SyscallPartial: opts.SyscallPartial}
 	keep := func(e *event.Event) bool {
 		return !(opts.ExcludeWriteback && e.Layer == event.Block && e.Flags&event.FlagKernel != 0)
 	}

@@ -48,6 +48,11 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 	switch {
 	case !data(sys):
 		l, name = blk, "block"
+	case p.SyscallPartial && data(blk):
+		// The syscall layer stops early (a degraded tracer): sizes and
+		// access from the drive's view; the depth asked for still from
+		// what the syscall layer saw.
+		l, name = blk, "block"
 	case data(blk) && blk.IOs >= 8:
 		sysBytes, blkBytes := sys.ReadBytes+sys.WriteBytes, blk.ReadBytes+blk.WriteBytes
 		if sys.SizeBytes.P50ByBytes > maxRequestBytes || 4*blkBytes < sysBytes {

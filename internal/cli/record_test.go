@@ -810,5 +810,15 @@ func TestRecordBpftraceDegradesWhenLosing(t *testing.T) {
 	if s.Block == nil || s.Syscall == nil || s.Syscall.SpanS > 0.6*s.Block.SpanS {
 		t.Errorf("after degrading the syscall layer should stop early: syscall span %v s, block span %v s", s.Syscall.SpanS, s.Block.SpanS)
 	}
+	// Its shape is the block layer's: the syscall layer covers the start only.
+	cl := ioshape(t, nil, "--store", store, "classify", "--json", strings.Fields(r.stdout)[0])
+	var c struct {
+		Shape struct {
+			Layer string `json:"layer"`
+		} `json:"shape"`
+	}
+	if err := json.Unmarshal([]byte(cl.stdout), &c); err != nil || c.Shape.Layer != "block" {
+		t.Errorf("classify of a degraded trace: layer %q (%v), want block", c.Shape.Layer, err)
+	}
 	t.Logf("degraded: %s", strings.TrimSpace(r.stderr))
 }

@@ -20,6 +20,9 @@ type Options struct {
 	Devices []event.Device
 	// Series also builds the time series and offset maps a report plots.
 	Series bool
+	// SyscallPartial says the syscall layer covers only part of the
+	// trace (the tracer was degraded to the block layer).
+	SyscallPartial bool
 }
 
 // Profile is the result.
@@ -37,6 +40,9 @@ type Profile struct {
 	Events   int64    `json:"-"`
 	Series   *Series  `json:"series,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// SyscallPartial: the syscall layer covers only the trace's start
+	// (Options.SyscallPartial).
+	SyscallPartial bool `json:"syscall_partial,omitempty"`
 }
 
 // DeviceProfile is one device's share. For the syscall layer the device is
@@ -255,11 +261,12 @@ func (b *Builder) Finish() *Profile {
 		b.layers[k.layer].merge(b.devs[k])
 	}
 	p := &Profile{
-		Block:      b.layers[event.Block].result(),
-		Syscall:    b.layers[event.Syscall].result(),
-		Writeback:  b.wb,
-		LateEvents: b.arrival[0].late + b.arrival[1].late + b.dispatch.late,
-		Events:     b.seenEvents,
+		Block:          b.layers[event.Block].result(),
+		Syscall:        b.layers[event.Syscall].result(),
+		Writeback:      b.wb,
+		LateEvents:     b.arrival[0].late + b.arrival[1].late + b.dispatch.late,
+		Events:         b.seenEvents,
+		SyscallPartial: b.opts.SyscallPartial,
 	}
 	p.Devices = b.deviceProfiles()
 	if b.series != nil {

@@ -75,6 +75,7 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
 		ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished, UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors,
 		Warnings: res.Warnings, EndReason: res.EndReason, ExitStatus: res.ExitStatus, CommandEnd: res.CommandEnd, Devices: res.Devices,
+		SyscallUntilNs: res.DegradedAt.Nanoseconds(),
 	}
 	if runErr != nil {
 		footer.EndReason = "error"

@@ -70,6 +70,10 @@ type Footer struct {
 	ExitStatus           *int           `json:"exit_status,omitempty"`
 	CommandEnd           string         `json:"command_end,omitempty"`
 	Devices              []event.Device `json:"devices,omitempty"`
+	// SyscallUntilNs, if set, is when the tracer, unable to keep up, was
+	// degraded to the block layer: the syscall layer covers only the
+	// trace's start, up to then.
+	SyscallUntilNs int64 `json:"syscall_until_ns,omitempty"`
 	// Unavailable names the metrics the capture cannot show (an imported
 	// format that lacks a field): shown as unavailable, never as zeros.
 	Unavailable []event.Unavailable `json:"unavailable,omitempty"`

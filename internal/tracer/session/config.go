@@ -98,6 +98,9 @@ type Result struct {
 	// recording stopped before it ended: stopped, killed, or left running.
 	CommandEnd string
 	Devices    []event.Device
+	// DegradedAt is when, from the start of tracing, the tracer was
+	// degraded to the block layer (0: it was not).
+	DegradedAt time.Duration
 	// Programs is each in-kernel program's cost, when the kernel keeps
 	// it (sysctl kernel.bpf_stats_enabled=1; native backend only).
 	Programs []ProgramCost `json:"programs,omitempty"`

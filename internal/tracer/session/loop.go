@@ -305,6 +305,7 @@ func (l *loop) maybeDegrade() string {
 	}
 	l.degraded = true
 	d.Degrade()
+	l.st.res.DegradedAt = since
 	msg := fmt.Sprintf("%s could not keep up: %d events lost in the first %.1f s of tracing; from then on only the block layer is traced, so the syscall layer covers the first %.1f s only (--backend native, or --layers block from the start, costs less)",
 		l.plan.Name, lost, since.Seconds(), since.Seconds())
 	l.st.warn(msg)
