@@ -798,10 +798,12 @@ func TestRecordBpftraceDegradesWhenLosing(t *testing.T) {
 	s := showJSON(t, store, strings.Fields(r.stdout)[0])
 	degraded := strings.Contains(r.stderr, "could not keep up")
 	if !degraded {
-		if s.Trace.LostEvents > 0 {
-			t.Fatalf("%d events lost and no word of it while recording: %s", s.Trace.LostEvents, r.stderr)
+		// Under one in ten lost in the first seconds it keeps both layers
+		// and counts what it lost.
+		if s.Trace.LostEvents*10 > s.Trace.Events+s.Trace.LostEvents {
+			t.Fatalf("%d of %d events lost and no word of it while recording: %s", s.Trace.LostEvents, s.Trace.Events, r.stderr)
 		}
-		t.Logf("bpftrace kept up this time: nothing lost, nothing degraded")
+		t.Logf("bpftrace kept up well enough this time: %d lost of %d, both layers kept", s.Trace.LostEvents, s.Trace.Events)
 		return
 	}
 	if !slices.ContainsFunc(s.Trace.Warnings, func(w string) bool { return strings.Contains(w, "only the block layer is traced") }) {

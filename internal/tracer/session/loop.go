@@ -294,13 +294,16 @@ func (l *loop) onTick() {
 func (l *loop) maybeDegrade() string {
 	d, ok := l.t.(Degrader)
 	since := time.Since(l.st.readyAt)
-	if !ok || l.degraded || since > degradeWithin || !l.cfg.Target.Syscall() || !l.cfg.Target.Block() {
+	// Judged on the first full second, so that the syscall layer kept
+	// (the start) is a fair sample of it.
+	if !ok || l.degraded || since < time.Second || since > degradeWithin || !l.cfg.Target.Syscall() || !l.cfg.Target.Block() {
 		return ""
 	}
-	// A few lost events are counted and said at the end; a tracer
-	// losing more than 1 % of what it sees is not keeping up.
+	// Some lost events are counted and said at the end; a tracer losing
+	// more than one event in ten is not keeping up, and both layers would
+	// be left with holes.
 	lost := l.st.res.AllLost()
-	if lost == 0 || lost*100 < l.st.res.Events+lost {
+	if lost == 0 || lost*10 < l.st.res.Events+lost {
 		return ""
 	}
 	l.degraded = true
