@@ -798,12 +798,13 @@ func TestRecordBpftraceDegradesWhenLosing(t *testing.T) {
 	s := showJSON(t, store, strings.Fields(r.stdout)[0])
 	degraded := strings.Contains(r.stderr, "could not keep up")
 	if !degraded {
-		// Under one in ten lost in the first seconds it keeps both layers
-		// and counts what it lost.
-		if s.Trace.LostEvents*10 > s.Trace.Events+s.Trace.LostEvents {
-			t.Fatalf("%d of %d events lost and no word of it while recording: %s", s.Trace.LostEvents, s.Trace.Events, r.stderr)
+		// Never past one in ten while it ran (what the last moments lose
+		// is counted at the end): both layers are kept, and every loss is
+		// said in the trace.
+		if s.Trace.LostEvents > 0 && !slices.ContainsFunc(s.Trace.Warnings, func(w string) bool { return strings.Contains(w, "lost") || strings.Contains(w, "skipped") }) {
+			t.Fatalf("%d of %d events lost and no word of it: %q", s.Trace.LostEvents, s.Trace.Events, s.Trace.Warnings)
 		}
-		t.Logf("bpftrace kept up well enough this time: %d lost of %d, both layers kept", s.Trace.LostEvents, s.Trace.Events)
+		t.Logf("bpftrace not degraded: %d lost of %d, both layers kept, said so: %s", s.Trace.LostEvents, s.Trace.Events, r.stderr)
 		return
 	}
 	if !slices.ContainsFunc(s.Trace.Warnings, func(w string) bool { return strings.Contains(w, "only the block layer is traced") }) {

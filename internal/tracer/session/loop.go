@@ -42,13 +42,9 @@ type Poller interface{ Poll(res *Result) }
 type Marker interface{ Mark() int }
 
 // Degrader is a Tracer that can drop its syscall layer while it runs, when
-// it cannot keep up with both (bpftrace): the loop asks it to once events
-// are lost in the first seconds, rather than silently keep half of both.
+// it cannot keep up with both (bpftrace): the loop asks it to once more
+// than one event in ten is lost, rather than silently keep half of both.
 type Degrader interface{ Degrade() }
-
-// degradeWithin is how soon after tracing starts a loss makes the loop
-// degrade the tracer: early losses show it cannot keep up with the work.
-const degradeWithin = 3 * time.Second
 
 // StatusSource is a Tracer that starts the helper itself (bpftrace -c): the
 // helper's status lines come through it.
@@ -294,9 +290,10 @@ func (l *loop) onTick() {
 func (l *loop) maybeDegrade() string {
 	d, ok := l.t.(Degrader)
 	since := time.Since(l.st.readyAt)
-	// Judged on the first full second, so that the syscall layer kept
-	// (the start) is a fair sample of it.
-	if !ok || l.degraded || since < time.Second || since > degradeWithin || !l.cfg.Target.Syscall() || !l.cfg.Target.Block() {
+	// Judged from the first full second on (so that the syscall layer
+	// kept is a fair sample), at every tick: a loss that grows later is
+	// said as soon as it is seen.
+	if !ok || l.degraded || since < time.Second || !l.cfg.Target.Syscall() || !l.cfg.Target.Block() {
 		return ""
 	}
 	// Some lost events are counted and said at the end; a tracer losing
