@@ -70,6 +70,27 @@ type snoopTable struct {
 	// biosnoop.bt's variant prints "DISK ID" over two columns, major and
 	// minor, with a second header line "MAJOR MINOR".
 	subHeader bool
+	// words is how many words a row's fixed columns take; commAt and
+	// restAt are the command's and the rest-of-line column's (−1: none).
+	words          int
+	commAt, restAt int
+}
+
+// layout works out, once per header, where a row's words go.
+func (t *snoopTable) layout() {
+	t.commAt, t.restAt = -1, -1
+	for i, c := range t.cols {
+		switch c {
+		case scStrTime:
+			t.words += 4
+		case scComm:
+			t.commAt = i
+		case scRest:
+			t.restAt = i
+		default:
+			t.words++
+		}
+	}
 }
 
 // parseSnoopHeader recognises a snoop tool's header line.
@@ -113,6 +134,7 @@ func parseSnoopHeader(line []byte) (snoopTable, bool) {
 	default:
 		return t, false
 	}
+	t.layout()
 	return t, true
 }
 
@@ -189,26 +211,8 @@ func (p *SnoopReader) parse(b []byte) string {
 // means the line is not a row at all (prose), with row true a bad row.
 func (p *SnoopReader) row(f [][]byte) (msg string, row bool) {
 	t := p.table
-	fixed := 0
-	for _, c := range t.cols {
-		switch c {
-		case scStrTime:
-			fixed += 4
-		case scComm, scRest:
-		default:
-			fixed++
-		}
-	}
-	commAt, restAt := -1, -1
-	for i, c := range t.cols {
-		switch c {
-		case scComm:
-			commAt = i
-		case scRest:
-			restAt = i
-		}
-	}
-	need := fixed
+	commAt, restAt := t.commAt, t.restAt
+	need := t.words
 	if commAt >= 0 {
 		need++
 	}
