@@ -36,6 +36,7 @@ enum {
 	REC_SYSCALL = 2,
 	REC_FORK = 3,
 	REC_EXIT = 4,
+	REC_WAIT = 5,
 };
 
 // Block flags, normalised from the kernel's REQ_* bits.
@@ -68,7 +69,7 @@ struct record {
 	__u32 tid;
 	__s32 status; // block: blk_status_t at completion
 	__u64 start;  // block arrival, syscall entry (ns, CLOCK_MONOTONIC)
-	__u64 dispatch;
+	__u64 dispatch; // block: dispatch; syscall: time asleep in the call (uninterruptibly)
 	__u64 end;    // completion, syscall exit; exit records: the time
 	__u64 dev;    // kernel encoding: major << 20 | minor
 	__s64 offset; // block: sector; syscall: file position
@@ -250,6 +251,11 @@ struct rq_state {
 	__u8 tracked;
 	__u8 live; // in flight; 0 once completed or merged
 	char comm[16];
+	// A bio of a bio-based device (zram, brd): no struct request to read
+	// these from at completion.
+	__u64 sector;
+	__u32 dev;
+	__u32 opf;
 };
 
 struct {
@@ -401,6 +407,87 @@ int BPF_PROG(on_rq_complete, struct request *rq, __u8 error, unsigned int nr_byt
 			r->status = error;
 			r->op = block_op(opf);
 			r->flags = block_flags(opf) | (s->kthread ? BF_KTHREAD : 0);
+			r->pid = s->pid;
+			r->tid = s->tid;
+			__builtin_memcpy(r->comm, s->comm, sizeof(r->comm));
+			submit(r);
+		}
+	}
+	s->live = 0;
+	return 0;
+}
+
+// ---- bio-based devices --------------------------------------------------------
+// zram, brd and other bio-based drivers have no request queue: their I/O
+// never reaches the block_rq_* tracepoints. For the devices ioshape lists
+// in biodevs (bio-based, not stacked on another device), each bio from
+// queueing to completion is the block layer's request.
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} biodevs SEC(".maps");
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(on_bio_queue, struct bio *bio)
+{
+	__u32 dev = bio->bi_bdev->bd_dev;
+	if (!bpf_map_lookup_elem(&biodevs, &dev))
+		return 0;
+	__u64 key = (__u64)bio, now = bpf_ktime_get_ns();
+	struct rq_state n = {};
+	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
+	if (s && s->live)
+		count(CNT_STALE);
+	if (!s)
+		s = &n;
+	else
+		__builtin_memset(s, 0, sizeof(*s));
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
+	s->arrive = now;
+	s->dispatch = now; // nothing queues before the driver
+	s->pid = id >> 32;
+	s->tid = (__u32)id;
+	s->kthread = (task->flags & PF_KTHREAD) ? 1 : 0;
+	s->tracked = s->kthread || traced(s->pid);
+	s->bytes = bio->bi_iter.bi_size;
+	s->dbytes = s->bytes;
+	s->sector = bio->bi_iter.bi_sector;
+	s->dev = dev;
+	s->opf = bio->bi_opf;
+	s->live = 1;
+	bpf_get_current_comm(&s->comm, sizeof(s->comm));
+	if (s == &n && bpf_map_update_elem(&rqs, &key, &n, BPF_ANY))
+		count(CNT_MAP_FULL);
+	return 0;
+}
+
+SEC("tp_btf/block_bio_complete")
+int BPF_PROG(on_bio_complete, struct request_queue *q, struct bio *bio)
+{
+	__u32 dev = bio->bi_bdev->bd_dev;
+	if (!bpf_map_lookup_elem(&biodevs, &dev))
+		return 0;
+	__u64 key = (__u64)bio;
+	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
+	if (!s || !s->live) {
+		count(CNT_UNMATCHED);
+		return 0;
+	}
+	if (s->tracked) {
+		struct record *r = reserve(REC_BLOCK);
+		if (r) {
+			r->dev = s->dev;
+			r->start = s->arrive;
+			r->dispatch = s->dispatch;
+			r->end = bpf_ktime_get_ns();
+			r->offset = s->sector;
+			r->size = s->bytes;
+			r->op = block_op(s->opf);
+			r->flags = block_flags(s->opf) | (s->kthread ? BF_KTHREAD : 0);
 			r->pid = s->pid;
 			r->tid = s->tid;
 			__builtin_memcpy(r->comm, s->comm, sizeof(r->comm));
@@ -564,6 +651,8 @@ struct sc_state {
 	__u64 out_fflags;
 	__u32 call;
 	bool has_out;
+	__u64 asleep;  // when it went to sleep uninterruptibly; 0: awake
+	__u64 blocked; // time asleep so far in the call in flight
 };
 
 enum {
@@ -710,6 +799,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	}
 	s->pending = PENDING_CALL;
 	s->start = now;
+	s->blocked = 0;
 	s->call = cs->call;
 	s->dev = fi.dev;
 	s->ino = fi.ino;
@@ -753,6 +843,7 @@ static __always_inline void emit_syscall(struct sc_state *s, __u8 role, __u32 pi
 	r->offset = pos;
 	r->size = s->count;
 	r->ret = ret;
+	r->dispatch = s->blocked;
 	bpf_get_current_comm(&r->comm, sizeof(r->comm));
 	submit(r);
 }
@@ -822,6 +913,49 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		aio_reap(s->aio_events, ret, pid, bpf_ktime_get_ns());
 	}
 	s->pending = PENDING_NONE;
+	return 0;
+}
+
+
+// ---- waiting ------------------------------------------------------------------
+// What a workload waited for is what a faster drive would give back. A
+// traced thread's uninterruptible sleeps (I/O, a page being read in, a
+// journal commit, a throttled cgroup's turn) are timed from the switch away
+// to the switch back: inside a traced call they add to the call's blocked
+// time; outside one (a page fault, an open or stat reading metadata, sync)
+// each is a wait record of its own. Interruptible sleeps — think time,
+// polling, pipes — are not waiting for a drive and are left out.
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = 0;
+	if (!preempt && (prev_state & TASK_UNINTERRUPTIBLE) && !(prev->flags & PF_KTHREAD) && traced(prev->tgid)) {
+		struct sc_state *s = bpf_task_storage_get(&scs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (s) {
+			now = bpf_ktime_get_ns();
+			s->asleep = now;
+		}
+	}
+	struct sc_state *n = bpf_task_storage_get(&scs, next, 0, 0);
+	if (!n || !n->asleep)
+		return 0;
+	if (!now)
+		now = bpf_ktime_get_ns();
+	if (n->pending == PENDING_CALL) {
+		n->blocked += now - n->asleep;
+	} else if (n->pending == PENDING_NONE) {
+		struct record *r = reserve(REC_WAIT);
+		if (r) {
+			r->start = n->asleep;
+			r->end = now;
+			r->pid = next->tgid;
+			r->tid = next->pid;
+			bpf_probe_read_kernel(&r->comm, sizeof(r->comm), next->comm);
+			submit(r);
+		}
+	}
+	n->asleep = 0;
 	return 0;
 }
 

@@ -82,6 +82,10 @@ struct task_struct {
 	char comm[16];
 } CORE;
 
+/* include/linux/sched.h: a sleep that signals do not end — waiting for I/O,
+ * a page, a journal commit, a throttled cgroup's turn. */
+#define TASK_UNINTERRUPTIBLE 0x0002
+
 struct gendisk {
 	int major;
 	int first_minor;
@@ -89,6 +93,21 @@ struct gendisk {
 
 struct request_queue {
 	struct gendisk *disk;
+} CORE;
+
+struct block_device {
+	unsigned int bd_dev; /* dev_t, major << 20 | minor */
+} CORE;
+
+struct bvec_iter {
+	unsigned long long bi_sector;
+	unsigned int bi_size;
+} CORE;
+
+struct bio {
+	struct block_device *bi_bdev;
+	unsigned int bi_opf;
+	struct bvec_iter bi_iter;
 } CORE;
 
 struct request {

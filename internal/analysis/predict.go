@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/classify"
@@ -13,11 +14,15 @@ import (
 	"github.com/ioshape/ioshape/internal/export"
 	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
-// Predict says how long the trace at path would take on drive d, per
-// classified phase and per process.
-func Predict(ctx context.Context, path string, d *drive.Profile, watch Watch) (*predict.Result, error) {
+// Predict says how long the trace at path would take on drive to, per
+// classified phase and per process. from is the profile of the drive the
+// trace was recorded on; when nil, the newest of known that matches the
+// trace (RecordedOn) is taken, and with none the recorded latencies stand
+// in.
+func Predict(ctx context.Context, path string, from, to *drive.Profile, known []*drive.Profile, watch Watch) (*predict.Result, error) {
 	meta, err := Meta(path)
 	if err != nil {
 		return nil, err
@@ -47,7 +52,37 @@ func Predict(ctx context.Context, path string, d *drive.Profile, watch Watch) (*
 	if len(bounds) > 0 {
 		bounds[0].AtNs = 0
 	}
-	return b.Predict(d, recorded, bounds)
+	if from == nil {
+		if dev, ok := b.BusiestDevice(); ok {
+			from = RecordedOn(meta, dev, known)
+		}
+	}
+	return b.Predict(from, to, recorded, bounds)
+}
+
+// RecordedOn is the newest profile in known of the drive a trace was
+// recorded on: the same host, the disk under its busiest device, and the
+// same I/O cgroup (a throttled cgroup is another drive); nil if none is.
+func RecordedOn(meta tracefile.Meta, dev event.Dev, known []*drive.Profile) *drive.Profile {
+	var names []string
+	if meta.Footer == nil {
+		return nil
+	}
+	for _, d := range meta.Footer.Devices {
+		if d.Major == dev.Major && d.Minor == dev.Minor {
+			names = append(names, d.Name, d.Disk)
+		}
+	}
+	var best *drive.Profile
+	for _, p := range known {
+		if p.Coarse || p.Host != meta.Header.Host || p.Cgroup != meta.Header.Target.Cgroup || p.Device == "" || !slices.Contains(names, p.Device) {
+			continue
+		}
+		if best == nil || p.Date.After(best.Date) {
+			best = p
+		}
+	}
+	return best
 }
 
 // IologExport is what ExportIolog wrote.
@@ -167,6 +202,9 @@ func ExportRows(ctx context.Context, path, id string, rw export.RowWriter, watch
 	var row export.Row
 	var n int64
 	if _, _, err := Events(ctx, path, "exporting", watch, func(e *event.Event) error {
+		if e.IsWait() { // not an I/O
+			return nil
+		}
 		m.Row(e, &row)
 		n++
 		return rw.Write(&row)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ioshape/ioshape/internal/drive"
+	"github.com/ioshape/ioshape/internal/tracer/session"
 )
 
 // Config is one drive measurement.
@@ -219,6 +220,7 @@ func describe(cfg Config, file, fio string, direct bool) *drive.Profile {
 		p.Tool = strings.TrimSpace(string(out))
 	}
 	p.Device, p.FSType = deviceOf(p.Dir)
+	p.Cgroup = session.IOCgroup(os.Getpid())
 	if p.Name == "" {
 		p.Name = p.Device
 	}

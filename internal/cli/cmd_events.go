@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -32,15 +33,19 @@ func newEventsCommand(g *globals) *cobra.Command {
 
 func printEvents(ctx context.Context, g *globals, path string, limit int) error {
 	w := bufio.NewWriter(g.stdout)
-	fmt.Fprintln(w, "layer\top\tcall\tstart_ns\tdispatch_ns\tend_ns\tdev\tinode\toffset\tsize\tbytes\terrno\tpid\ttid\tcomm\tflags")
+	fmt.Fprintln(w, "layer\top\tcall\tstart_ns\tdispatch_ns\tend_ns\tdev\tinode\toffset\tsize\tbytes\terrno\tpid\ttid\tcomm\tflags\tblocked_ns")
 	n := 0
 	_, _, err := analysis.Events(ctx, path, "reading", nil, func(e *event.Event) error {
 		if limit > 0 && n >= limit {
 			return errEnough
 		}
 		n++
-		_, err := fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
-			e.Layer, e.Op, e.Call, e.Start, e.Dispatch, e.End, e.Dev, e.Inode, e.Offset, e.Size, e.Bytes, e.Errno, e.Pid, e.Tid, e.Comm, e.Flags)
+		blocked := "" // not timed
+		if e.Flags&event.FlagBlocked != 0 {
+			blocked = strconv.FormatInt(e.Blocked, 10)
+		}
+		_, err := fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n",
+			e.Layer, e.Op, e.Call, e.Start, e.Dispatch, e.End, e.Dev, e.Inode, e.Offset, e.Size, e.Bytes, e.Errno, e.Pid, e.Tid, e.Comm, e.Flags, blocked)
 		return err
 	})
 	if err != nil && !errors.Is(err, errEnough) {

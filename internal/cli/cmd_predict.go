@@ -19,7 +19,7 @@ import (
 )
 
 type predictOptions struct {
-	drive             string
+	drive, from       string
 	admRead, admWrite []float64
 	json              bool
 }
@@ -40,7 +40,13 @@ which benchmark number the workload actually tracks.
 --drive names a profile in the store ('ioshape drives', made by 'ioshape
 bench'), or a file: a drive profile, or benchmark results ({"name":…,
 "results": {"<pattern id>": MB/s}}); --adm-read/--adm-write give
-AmorphousDiskMark's four numbers instead.`,
+AmorphousDiskMark's four numbers instead.
+
+The time waited is taken out with the profile of the drive the trace was
+recorded on: --from names it; by default it is the newest profile in the store
+of the same host, disk and I/O cgroup. Without one, the trace's own latencies
+stand in (and what the block layer does not show — a cgroup's throttle — is
+missed: the output says so).`,
 		Example: `  ioshape predict launch-cold --drive external
   ioshape predict 7k3m9q --adm-read 6300,2100,900,60 --adm-write 5200,1900,800,140 --json`,
 		Args: cobra.ExactArgs(1),
@@ -48,6 +54,7 @@ AmorphousDiskMark's four numbers instead.`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.drive, "drive", "", "drive profile name, or a profile or results JSON file")
+	f.StringVar(&o.from, "from", "", "the profile of the drive the trace was recorded on (default: the store's profile of the same host, disk and cgroup)")
 	f.Float64SliceVar(&o.admRead, "adm-read", nil, "AmorphousDiskMark read MB/s: SEQ1M QD8,SEQ1M QD1,RND4K QD64,RND4K QD1")
 	f.Float64SliceVar(&o.admWrite, "adm-write", nil, "AmorphousDiskMark write MB/s, in the same order")
 	f.BoolVar(&o.json, "json", false, "print the prediction as JSON")
@@ -67,7 +74,11 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 	if err != nil {
 		return err
 	}
-	res, err := analysis.Predict(ctx, path, d, g.watch)
+	from, known, err := o.source(st)
+	if err != nil {
+		return err
+	}
+	res, err := analysis.Predict(ctx, path, from, d, known, g.watch)
 	if errors.Is(err, predict.ErrNoIO) {
 		return fmt.Errorf("%s: %w", arg, err)
 	}
@@ -108,6 +119,20 @@ func (o *predictOptions) profile(st *store.Store) (*drive.Profile, error) {
 	return st.Drive(o.drive)
 }
 
+// source is the recording drive's profile --from names, or the store's
+// profiles to find it among.
+func (o *predictOptions) source(st *store.Store) (*drive.Profile, []*drive.Profile, error) {
+	if o.from != "" {
+		p, err := (&predictOptions{drive: o.from}).profile(st)
+		return p, nil, err
+	}
+	known, err := st.Drives()
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, known, nil
+}
+
 func writePrediction(g *globals, arg string, d *drive.Profile, r *predict.Result) {
 	w := g.stdout
 	where := []string{}
@@ -123,6 +148,9 @@ func writePrediction(g *globals, arg string, d *drive.Profile, r *predict.Result
 	fmt.Fprintln(w, ":")
 	fmt.Fprintf(w, "  predicted   %s   (recorded %s; waiting for the drive was %s of it)\n",
 		report.Micros(r.PredictedS*1e6), report.Micros(r.RecordedS*1e6), report.Percent(r.IOBoundShare))
+	if r.From != "" {
+		fmt.Fprintf(w, "  recorded on drive %q (its profile's time taken out)\n", r.From)
+	}
 	fmt.Fprintf(w, "  headline    %s   (the bytes moved at SEQ1M Q8T1, %s MB/s read: what the box promises)\n",
 		report.Micros(r.HeadlineS*1e6), report.Num(d.Headline("read"), 0))
 	if r.Tracks != "" {

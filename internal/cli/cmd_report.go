@@ -127,6 +127,10 @@ func addPrediction(ctx context.Context, g *globals, a *report.Analysis, arg, dri
 	if err != nil {
 		return err
 	}
-	a.Prediction, err = analysis.Predict(ctx, path, d, g.watch)
+	known, err := st.Drives()
+	if err != nil {
+		return err
+	}
+	a.Prediction, err = analysis.Predict(ctx, path, nil, d, known, g.watch)
 	return err
 }

@@ -16,11 +16,14 @@ import (
 // shape of request — read or write, sequential or random, a size, a
 // number of requests in flight. Documented in docs/drive-profile.md.
 type Profile struct {
-	Name   string    `json:"name"`
-	Host   string    `json:"host,omitempty"`
-	Dir    string    `json:"dir,omitempty"`    // where it was measured
-	Device string    `json:"device,omitempty"` // the block device under Dir
-	FSType string    `json:"fstype,omitempty"`
+	Name   string `json:"name"`
+	Host   string `json:"host,omitempty"`
+	Dir    string `json:"dir,omitempty"`    // where it was measured
+	Device string `json:"device,omitempty"` // the block device under Dir
+	FSType string `json:"fstype,omitempty"`
+	// Cgroup is the cgroup whose I/O limits the bench ran under (blkio or
+	// io; empty: the root).
+	Cgroup string    `json:"cgroup,omitempty"`
 	Date   time.Time `json:"date"`
 	Tool   string    `json:"tool"` // "fio-3.33", or where coarse numbers came from
 	// Buffered: the file system refused O_DIRECT, so the tests ran buffered

@@ -78,6 +78,11 @@ const (
 	CallNoCache    // macOS fcntl(F_NOCACHE): turn the cache off (or on) for a file
 	CallClone      // macOS clonefileat/fclonefileat: a copy-on-write clone, no data I/O
 	CallCopyfile   // macOS copyfile syscall
+	// CallWait is not an I/O: a traced thread asleep uninterruptibly
+	// outside any traced call (a page fault, an open or stat reading
+	// metadata, sync), from falling asleep to waking. Predictions read it;
+	// profiles and exports leave it out.
+	CallWait
 	numCalls
 )
 
@@ -85,7 +90,7 @@ var callNames = [numCalls]string{
 	"", "read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"preadv2", "pwritev2", "copy_file_range", "sendfile", "fsync", "fdatasync",
 	"sync_file_range", "aio_read", "aio_write", "aio_fsync",
-	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile",
+	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile", "wait",
 }
 
 func (c Call) String() string {
@@ -116,6 +121,7 @@ const (
 	FlagCopySource                   // read half of a copy_file_range/sendfile; the write half carries the call's time
 	FlagDispatched                   // Dispatch holds the time the request was handed to the device
 	FlagPaging                       // a page-in or page-out: memory-mapped file I/O, no system call behind it
+	FlagBlocked                      // Blocked holds how long the call slept uninterruptibly
 )
 
 var flagNames = []struct {
@@ -127,6 +133,7 @@ var flagNames = []struct {
 	{FlagKernel, "kernel"}, {FlagAsync, "async"}, {FlagCopySource, "copy-source"},
 	{FlagDispatched, "dispatched"},
 	{FlagPaging, "paging"},
+	{FlagBlocked, "blocked"},
 }
 
 func (f Flags) String() string {
@@ -184,6 +191,10 @@ type Event struct {
 	// End is completion: the syscall's return, the async request's reaping, or
 	// the device's completion.
 	End int64
+	// Blocked is how long a call slept uninterruptibly between Start and
+	// End (waiting for I/O, a page, a journal commit — not computing);
+	// valid only with FlagBlocked.
+	Blocked int64
 
 	Dev    Dev
 	Inode  uint64 // the file, for syscall events; 0 if unknown
@@ -195,6 +206,9 @@ type Event struct {
 	Pid, Tid uint32
 	Comm     string // process name at issue time
 }
+
+// IsWait reports whether e is a wait (CallWait) rather than an I/O.
+func (e *Event) IsWait() bool { return e.Layer == Syscall && e.Call == CallWait }
 
 // Latency is the service time from arrival to completion.
 func (e *Event) Latency() int64 { return e.End - e.Start }

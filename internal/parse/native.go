@@ -12,7 +12,7 @@ import (
 // (struct record in dscripts/ioshape.bpf.c):
 //
 //	0 kind u8, 1 role u8, 2 op u8, 3 flags u8, 4 pid u32, 8 tid u32,
-//	12 status s32, 16 start u64, 24 dispatch u64, 32 end u64, 40 dev u64,
+//	12 status s32, 16 start u64, 24 dispatch (syscall: blocked) u64, 32 end u64, 40 dev u64,
 //	48 offset s64, 56 size u64, 64 ret s64, 72 ino u64, 80 fflags u64,
 //	88 call u32, 92 child u32, 96 comm [16]byte
 //
@@ -25,6 +25,7 @@ const (
 	nativeSyscall = 2
 	nativeFork    = 3
 	nativeExit    = 4
+	nativeWait    = 5
 )
 
 // Block ops and flags as the eBPF programs normalise them from the
@@ -102,6 +103,16 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 			int64(u64(48)), int64(u64(56)), int64(u64(64)), u64(80), int64(b[1]), string(comm), oDirect); msg != "" {
 			return rec, fmt.Errorf("native record: %s", msg)
 		}
+		if !rec.Event.Call.IsAsync() {
+			// The programs time every call's uninterruptible sleep.
+			rec.Event.Flags |= event.FlagBlocked
+			rec.Event.Blocked = int64(u64(24))
+		}
+		rec.Kind = KindEvent
+	case nativeWait:
+		start, end := int64(u64(16)), int64(u64(32))
+		rec.Event = event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Flags: event.FlagBlocked,
+			Start: start, End: end, Blocked: end - start, Offset: -1, Pid: u32(4), Tid: u32(8), Comm: string(comm)}
 		rec.Kind = KindEvent
 	case nativeFork:
 		rec = Record{Kind: KindFork, Pid: int(u32(4)), Child: int(u32(92))}

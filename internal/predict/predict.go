@@ -54,7 +54,10 @@ type Process struct {
 
 // Result is a prediction.
 type Result struct {
-	Drive      string  `json:"drive"`
+	Drive string `json:"drive"`
+	// From is the profile of the drive the trace was recorded on, whose
+	// drive time is taken out ("" : the recorded latencies were).
+	From       string  `json:"from,omitempty"`
 	RecordedS  float64 `json:"recorded_s"`
 	PredictedS float64 `json:"predicted_s"`
 	// HeadlineS is the naive answer: the bytes the application moved at
@@ -85,76 +88,159 @@ type Boundary struct {
 	Pattern string
 }
 
-// call is what the model keeps of an I/O the application waited for.
-type call struct {
+// What a drive-bound item waited for.
+type itemKind uint8
+
+const (
+	kindCall    itemKind = iota // a buffered call, or fsync
+	kindDirect                  // a direct or asynchronous call
+	kindWait                    // a sleep outside any traced call
+	kindRequest                 // a page fault: a request outside calls and waits
+)
+
+// item is something the workload waited through: a call, a wait, a page
+// fault.
+type item struct {
 	start, end int64
-	pid        uint32
-	ratio      float64 // new ÷ recorded drive time; 1: not drive-bound
-	// For a direct or asynchronous call that no block request answered
-	// (a drive the block layer does not see, such as zram): its shape.
-	direct bool
-	write  bool
-	size   int64
-	offset int64
-	dev    event.Dev
+	pid, tid   uint32
+	kind       itemKind
+	blocked    int64 // ns asleep; -1: not timed
+	// What it waits for: reads, writes or both (copies, waits).
+	reads, writes bool
+	// The call's own shape, for direct calls.
+	size, offset int64
+	dev          event.Dev
+	newLen       float64 // predicted length, ns
 }
 
-// request is what it keeps of a block request.
+func (it *item) len() float64 { return float64(it.end - it.start) }
+
+// request is what the model keeps of a block request.
 type request struct {
 	start, end int64
 	size       int64
 	offset     int64
-	pid        uint32
+	pid, tid   uint32
 	dev        event.Dev
 	write      bool
 	kernel     bool
+	readahead  bool
 	depth      int     // requests in flight when it arrived, itself included
-	newUs      float64 // on the drive predicted for
+	fromUs     float64 // latency on the recording drive (its profile, or as recorded)
+	toUs       float64 // on the drive predicted for
+	covered    bool    // some call or wait of its process was outstanding
+}
+
+// driveTime is how long a set of requests kept its waiter waiting on each
+// drive: the sum of their latencies, shrunk by how much they overlapped
+// one another when recorded (a sync waiting for 32 writes in flight
+// together waits about one latency, not 32).
+func driveTime(set []*request) (fromNs, toNs float64) {
+	sort.Slice(set, func(i, j int) bool { return set[i].start < set[j].start })
+	var union, sum float64
+	var end int64
+	for i, r := range set {
+		sum += float64(r.end - r.start)
+		switch {
+		case i == 0 || r.start >= end:
+			union += float64(r.end - r.start)
+			end = r.end
+		case r.end > end:
+			union += float64(r.end - end)
+			end = r.end
+		}
+		fromNs += r.fromUs * 1e3
+		toNs += r.toUs * 1e3
+	}
+	if sum > 0 {
+		fromNs, toNs = fromNs*union/sum, toNs*union/sum
+	}
+	return fromNs, toNs
 }
 
 // Builder collects a trace's events; Predict computes from them.
 type Builder struct {
-	calls    []call
+	items    []item
 	reqs     []request
 	comms    map[uint32]string
-	moved    [2]int64 // bytes read, written by the application (or the drive)
+	moved    [2]int64 // bytes read, written by the drive
+	sysBytes [2]int64 // by the application
+	devBytes map[event.Dev]int64
 	first    int64
 	last     int64
 	seen     bool
-	sysBytes [2]int64
+	timed    bool  // the tracer timed sleeps (calls' blocked time, waits)
+	byEnd    []int // requests by completion
 }
 
 // NewBuilder returns an empty Builder.
-func NewBuilder() *Builder { return &Builder{comms: map[uint32]string{}} }
+func NewBuilder() *Builder {
+	return &Builder{comms: map[uint32]string{}, devBytes: map[event.Dev]int64{}}
+}
 
 // Add takes one event, in any order.
 func (b *Builder) Add(e *event.Event) {
-	if !e.Op.IsData() && e.Op != event.Flush {
+	wait := e.IsWait()
+	if !e.Op.IsData() && e.Op != event.Flush && !wait {
 		return
 	}
-	if !b.seen || e.Start < b.first {
-		b.first = e.Start
+	if !wait {
+		if !b.seen || e.Start < b.first {
+			b.first = e.Start
+		}
+		b.last = max(b.last, e.End)
+		b.seen = true
 	}
-	b.last = max(b.last, e.End)
-	b.seen = true
 	b.comms[e.Pid] = e.Comm
 	w := e.Op == event.Write
 	switch e.Layer {
 	case event.Syscall:
-		if e.Flags&event.FlagKernel == 0 {
-			b.calls = append(b.calls, call{start: e.Start, end: e.End, pid: e.Pid, ratio: 1, write: w, size: e.Size, offset: e.Offset, dev: e.Dev,
-				direct: e.Op.IsData() && e.Flags&(event.FlagDirect|event.FlagAsync) != 0})
-			if e.Op.IsData() {
-				b.sysBytes[boolIdx(w)] += e.Bytes
-			}
+		if e.Flags&event.FlagKernel != 0 {
+			return
 		}
+		if e.Op.IsData() {
+			b.sysBytes[boolIdx(w)] += e.Bytes
+		}
+		if e.Flags&event.FlagCopySource != 0 {
+			return // the same call as its write half
+		}
+		it := item{start: e.Start, end: e.End, pid: e.Pid, tid: e.Tid, blocked: -1, size: e.Size, offset: e.Offset, dev: e.Dev}
+		if e.Flags&event.FlagBlocked != 0 {
+			it.blocked = e.Blocked
+			b.timed = true
+		}
+		switch {
+		case wait:
+			it.kind, it.reads, it.writes = kindWait, true, true
+		case e.Op.IsData() && e.Flags&(event.FlagDirect|event.FlagAsync) != 0:
+			it.kind = kindDirect
+			it.reads, it.writes = !w, w
+		case e.Call == event.CallCopyFileRange || e.Call == event.CallSendfile:
+			it.reads, it.writes = true, true
+		default:
+			it.reads, it.writes = !w, w || e.Op == event.Flush
+		}
+		b.items = append(b.items, it)
 	case event.Block:
 		if e.Op.IsData() {
-			b.reqs = append(b.reqs, request{start: e.Start, end: e.End, size: e.Size, offset: e.Offset, pid: e.Pid, dev: e.Dev,
-				write: w, kernel: e.Flags&event.FlagKernel != 0})
+			b.reqs = append(b.reqs, request{start: e.Start, end: e.End, size: e.Size, offset: e.Offset, pid: e.Pid, tid: e.Tid, dev: e.Dev,
+				write: w, kernel: e.Flags&event.FlagKernel != 0, readahead: e.Flags&event.FlagReadahead != 0})
 			b.moved[boolIdx(w)] += e.Bytes
+			b.devBytes[e.Dev] += e.Bytes
 		}
 	}
+}
+
+// BusiestDevice is the device that moved the most bytes at the block
+// layer (the drive the trace was recorded on); ok is false without any.
+func (b *Builder) BusiestDevice() (dev event.Dev, ok bool) {
+	var most int64
+	for d, n := range b.devBytes {
+		if n > most || n == most && ok && (d.Major < dev.Major || d.Major == dev.Major && d.Minor < dev.Minor) {
+			dev, most, ok = d, n, true
+		}
+	}
+	return dev, ok
 }
 
 func boolIdx(b bool) int {
@@ -164,48 +250,55 @@ func boolIdx(b bool) int {
 	return 0
 }
 
-// Predict computes the duration on d. recordedNs is the trace's duration
-// (0: from its first to its last event).
-func (b *Builder) Predict(d *drive.Profile, recordedNs int64, phases []Boundary) (*Result, error) {
-	if !b.seen || len(b.reqs) == 0 && len(b.calls) == 0 {
+// Predict computes the duration on the drive to. from is the profile of
+// the drive the trace was recorded on (nil: its recorded latencies stand
+// in). recordedNs is the trace's duration (0: from its first to its last
+// event).
+func (b *Builder) Predict(from, to *drive.Profile, recordedNs int64, phases []Boundary) (*Result, error) {
+	if !b.seen || len(b.reqs) == 0 && len(b.items) == 0 {
 		return nil, ErrNoIO
 	}
 	if recordedNs <= 0 {
 		recordedNs = b.last - b.first
 	}
-	res := &Result{Drive: d.Name, RecordedS: secs(recordedNs), Layer: "syscall"}
-	b.serviceOnDrive(d)
-	if len(b.calls) == 0 {
+	res := &Result{Drive: to.Name, RecordedS: secs(recordedNs), Layer: "syscall"}
+	if from != nil {
+		res.From = from.Name
+	} else {
+		res.Notes = append(res.Notes, "no profile of the drive this was recorded on ('ioshape bench' there, then --from): its recorded latencies stand in, and what the block layer does not show (a throttle, a bio-based device) is not counted")
+	}
+	b.serviceOnDrives(from, to)
+	sort.Slice(b.items, func(i, j int) bool { return b.items[i].start < b.items[j].start })
+	// Waits are the syscall layer's too: a program whose I/O is all page
+	// faults has no calls.
+	hasCalls := len(b.items) > 0
+	if !hasCalls {
 		// Only the drive's view (fs_usage, an imported block trace): its
 		// requests are what the workload waited for.
 		res.Layer = "block"
 		res.Notes = append(res.Notes, "no syscall layer: every block request is taken as waited for (readahead and writeback cannot be told apart)")
-		for _, r := range b.reqs {
-			if !r.kernel {
-				b.calls = append(b.calls, call{start: r.start, end: r.end, pid: r.pid, ratio: r.newUs * 1e3 / float64(max(r.end-r.start, 1))})
-			}
-		}
-	} else {
-		b.bindCalls(d)
+	} else if !b.timed {
+		res.Notes = append(res.Notes, "the tracer did not time the calls' sleeps: a call's computation is not told from its waiting, so overlap of computation with readahead is not seen")
 	}
-	periods := busyPeriods(b.calls, func(call) bool { return true })
+	b.waitedFor(from, to, hasCalls)
+	periods := busyPeriods(b.items, func(item) bool { return true })
 	var busy, saved float64
 	for _, p := range periods {
 		busy += p.len
 		saved += p.len - p.len*p.ratio
 	}
-	res.PredictedS = round(secs(recordedNs) - saved/1e9)
-	res.IOBoundShare = round(busy / float64(recordedNs))
+	res.PredictedS = round(math.Max(secs(recordedNs)-saved/1e9, 0))
+	res.IOBoundShare = round(math.Min(busy/float64(recordedNs), 1))
 	res.Phases = b.phases(periods, recordedNs, phases)
 	res.Processes = b.processes()
-	res.HeadlineS, res.Tracks, res.TracksShare = b.headline(d)
+	res.HeadlineS, res.Tracks, res.TracksShare = b.headline(to)
 	return res, nil
 }
 
-// serviceOnDrive gives each block request its service time on d, at the
-// requests in flight when it arrived and with its access: sequential when
-// it starts where a recent request on the device ended.
-func (b *Builder) serviceOnDrive(d *drive.Profile) {
+// serviceOnDrives gives each block request its latency on both drives, at
+// the requests in flight when it arrived and with its access: sequential
+// when it starts where a recent request on the device ended.
+func (b *Builder) serviceOnDrives(from, to *drive.Profile) {
 	sort.Slice(b.reqs, func(i, j int) bool { return b.reqs[i].start < b.reqs[j].start })
 	var ends endHeap
 	recent := map[event.Dev][]int64{} // ends of the last requests per device
@@ -221,62 +314,152 @@ func (b *Builder) serviceOnDrive(d *drive.Profile) {
 			}
 		}
 		access := accessOf(recent, r.dev, r.offset, r.size)
-		op := "read"
-		if r.write {
-			op = "write"
-		}
 		r.depth = len(ends)
-		r.newUs = d.ServiceUs(op, access, r.size, float64(r.depth))
-		if math.IsNaN(r.newUs) { // the profile lacks this direction
-			r.newUs = float64(r.end-r.start) / 1e3
+		recorded := float64(r.end-r.start) / 1e3
+		r.toUs = serviceOr(to, r.write, access, r.size, float64(r.depth), recorded)
+		r.fromUs = recorded
+		if from != nil {
+			r.fromUs = serviceOr(from, r.write, access, r.size, float64(r.depth), recorded)
 		}
 	}
 }
 
-// bindCalls finds, for each call, the block requests that arrived while
-// it was outstanding — its process's, or the kernel's on its behalf — and
-// sets its ratio from them. A direct or asynchronous call is drive-bound
-// from call to completion, as a benchmark measures latency: its new time is
-// the profile's for its own shape, at the calls in flight when it came,
-// whether block requests answered it or not (zram and other bio-based
-// devices have none; a throttled cgroup delays its I/O before the block
-// layer sees it).
-func (b *Builder) bindCalls(d *drive.Profile) {
-	sort.Slice(b.calls, func(i, j int) bool { return b.calls[i].start < b.calls[j].start })
+// serviceOr is d's latency for a shape, or fallback (µs) where d lacks the
+// direction.
+func serviceOr(d *drive.Profile, write bool, access string, size int64, inflight, fallback float64) float64 {
+	op := "read"
+	if write {
+		op = "write"
+	}
+	if us := d.ServiceUs(op, access, size, inflight); !math.IsNaN(us) {
+		return us
+	}
+	return fallback
+}
+
+// waitedFor sets each item's predicted length from the requests it waited
+// for, and adds the page faults.
+func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
+	if !hasCalls {
+		for i := range b.reqs {
+			if r := &b.reqs[i]; !r.kernel {
+				b.items = append(b.items, item{start: r.start, end: r.end, pid: r.pid, tid: r.tid, kind: kindRequest, blocked: -1,
+					newLen: math.Max(0, float64(r.end-r.start)-r.fromUs*1e3) + r.toUs*1e3})
+			}
+		}
+		return
+	}
+	// Direct calls: their own shape, at the calls in flight when they came.
 	var ends endHeap
 	recent := map[event.Dev][]int64{}
-	for i := range b.calls {
-		c := &b.calls[i]
-		for len(ends) > 0 && ends[0] <= c.start {
+	for i := range b.items {
+		it := &b.items[i]
+		it.newLen = it.len()
+		if it.kind != kindDirect {
+			continue
+		}
+		for len(ends) > 0 && ends[0] <= it.start {
 			ends.pop()
 		}
-		ends.push(c.end)
-		access := accessOf(recent, c.dev, c.offset, c.size)
-		if c.direct && c.end > c.start {
-			// A direct call waited for the drive from call to completion,
-			// as a benchmark's latency counts: its own time, not its block
-			// requests', is what the profile replaces — anything between
-			// the call and the block layer (a cgroup's throttle, a
-			// bio-based device) is the drive's too.
-			op := map[bool]string{false: "read", true: "write"}[c.write]
-			if us := d.ServiceUs(op, access, c.size, float64(len(ends))); !math.IsNaN(us) {
-				c.ratio = us * 1e3 / float64(c.end-c.start)
-				continue
-			}
+		ends.push(it.end)
+		access := accessOf(recent, it.dev, it.offset, it.size)
+		if it.end <= it.start {
+			continue
 		}
-		lo := sort.Search(len(b.reqs), func(k int) bool { return b.reqs[k].start >= c.start })
-		var rec, now float64
-		for k := lo; k < len(b.reqs) && b.reqs[k].start <= c.end; k++ {
-			r := &b.reqs[k]
-			if r.pid == c.pid || r.kernel {
-				rec += float64(r.end - r.start)
-				now += r.newUs * 1e3
-			}
+		toUs := serviceOr(to, it.writes, access, it.size, float64(len(ends)), math.NaN())
+		fromUs := it.len() / 1e3
+		if from != nil {
+			fromUs = serviceOr(from, it.writes, access, it.size, float64(len(ends)), fromUs)
 		}
-		if rec > 0 {
-			c.ratio = now / rec
+		if !math.IsNaN(toUs) {
+			it.newLen = math.Max(0, it.len()-fromUs*1e3) + toUs*1e3
 		}
 	}
+	// Calls and waits: the requests that arrived (calls) or completed
+	// (waits) while they were outstanding.
+	b.byEnd = make([]int, len(b.reqs))
+	for k := range b.byEnd {
+		b.byEnd[k] = k
+	}
+	sort.Slice(b.byEnd, func(i, j int) bool { return b.reqs[b.byEnd[i]].end < b.reqs[b.byEnd[j]].end })
+	for i := range b.items {
+		it := &b.items[i]
+		if it.kind == kindDirect {
+			continue
+		}
+		slept := it.blocked != 0
+		var set []*request
+		for _, k := range b.candidates(it) {
+			r := &b.reqs[k]
+			own := r.pid == it.pid
+			if !own && !r.kernel || r.write && !it.writes || !r.write && !it.reads {
+				continue
+			}
+			if it.kind != kindWait && !own && !slept {
+				continue // a call that never slept waited for no one else's I/O
+			}
+			if own {
+				r.covered = true
+			}
+			set = append(set, r)
+		}
+		if len(set) == 0 {
+			continue
+		}
+		fromNs, toNs := driveTime(set)
+		asleep := it.len()
+		if it.blocked >= 0 {
+			asleep = float64(min(it.blocked, it.end-it.start))
+		}
+		it.newLen = it.len() - asleep + math.Max(0, asleep-fromNs+toNs)
+	}
+	// Page faults: a process's own reads, not readahead, outside its calls
+	// and waits.
+	for i := range b.reqs {
+		r := &b.reqs[i]
+		if r.covered || r.kernel || r.write || r.readahead || b.during(r) {
+			continue
+		}
+		b.items = append(b.items, item{start: r.start, end: r.end, pid: r.pid, tid: r.tid, kind: kindRequest, blocked: -1,
+			newLen: math.Max(0, float64(r.end-r.start)-r.fromUs*1e3) + r.toUs*1e3})
+	}
+	sort.Slice(b.items, func(i, j int) bool { return b.items[i].start < b.items[j].start })
+}
+
+// candidates are the requests an item may have waited for: for a call,
+// those that arrived while it was outstanding; for a wait, those that
+// completed while it slept (or just before it woke: a request completing
+// during the sleep may have arrived long before it, held by a throttle).
+func (b *Builder) candidates(it *item) []int {
+	var out []int
+	if it.kind == kindWait {
+		lo := sort.Search(len(b.byEnd), func(k int) bool { return b.reqs[b.byEnd[k]].end >= it.start })
+		for k := lo; k < len(b.byEnd) && b.reqs[b.byEnd[k]].end <= it.end+wakeSlack; k++ {
+			out = append(out, b.byEnd[k])
+		}
+		return out
+	}
+	lo := sort.Search(len(b.reqs), func(k int) bool { return b.reqs[k].start >= it.start })
+	for k := lo; k < len(b.reqs) && b.reqs[k].start <= it.end; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+// wakeSlack is how long after a request's completion the sleeper it woke
+// may take to run.
+const wakeSlack = 50_000 // ns
+
+// during reports whether some call or wait of r's process overlaps it.
+func (b *Builder) during(r *request) bool {
+	hi := sort.Search(len(b.items), func(k int) bool { return b.items[k].start > r.end })
+	for k := hi - 1; k >= 0 && k >= hi-64; k-- {
+		it := &b.items[k]
+		if it.pid == r.pid && it.end >= r.start {
+			return true
+		}
+	}
+	return false
 }
 
 // accessOf says whether an I/O continues one of the last 8 on its device
@@ -296,16 +479,16 @@ func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) s
 	return access
 }
 
-// period is a stretch with some drive-bound call outstanding: its length
-// (ns) and how its drive time changes.
+// period is a stretch with something drive-bound outstanding: its length
+// (ns) and how it changes.
 type period struct {
 	start, len float64
 	ratio      float64
 }
 
-// busyPeriods merges the drive-bound calls (those keep says) into periods,
-// each with the recorded-time-weighted ratio of its calls.
-func busyPeriods(calls []call, keep func(call) bool) []period {
+// busyPeriods merges the drive-bound items (those keep says) into periods,
+// each with the ratio of its items' predicted to recorded lengths.
+func busyPeriods(items []item, keep func(item) bool) []period {
 	var out []period
 	var cur period
 	var end, sumRec, sumNew float64
@@ -318,18 +501,18 @@ func busyPeriods(calls []call, keep func(call) bool) []period {
 		}
 		open = false
 	}
-	for _, c := range calls {
-		if c.ratio == 1 || !keep(c) {
+	for _, it := range items {
+		if it.newLen == it.len() || it.end <= it.start || !keep(it) {
 			continue
 		}
-		s, e := float64(c.start), float64(c.end)
+		s, e := float64(it.start), float64(it.end)
 		if !open || s > end {
 			flush()
 			cur, end, sumRec, sumNew, open = period{start: s}, e, 0, 0, true
 		}
 		end = math.Max(end, e)
-		sumRec += e - s
-		sumNew += (e - s) * c.ratio
+		sumRec += it.len()
+		sumNew += it.newLen
 	}
 	flush()
 	return out
@@ -358,7 +541,7 @@ func (b *Builder) phases(periods []period, recordedNs int64, bounds []Boundary) 
 		out[i].PredictedS -= (p.len - p.len*p.ratio) / 1e9
 	}
 	for i := range out {
-		out[i].PredictedS = round(out[i].PredictedS)
+		out[i].PredictedS = round(math.Max(out[i].PredictedS, 0))
 		out[i].FromS, out[i].ToS, out[i].RecordedS = round(out[i].FromS), round(out[i].ToS), round(out[i].RecordedS)
 	}
 	return out
@@ -368,22 +551,22 @@ func (b *Builder) phases(periods []period, recordedNs int64, bounds []Boundary) 
 func (b *Builder) processes() []Process {
 	type span struct{ first, last int64 }
 	spans := map[uint32]*span{}
-	for _, c := range b.calls {
-		s := spans[c.pid]
+	for _, it := range b.items {
+		s := spans[it.pid]
 		if s == nil {
-			spans[c.pid] = &span{c.start, c.end}
+			spans[it.pid] = &span{it.start, it.end}
 			continue
 		}
-		s.first, s.last = min(s.first, c.start), max(s.last, c.end)
+		s.first, s.last = min(s.first, it.start), max(s.last, it.end)
 	}
 	var out []Process
 	for pid, s := range spans {
 		saved := 0.0
-		for _, p := range busyPeriods(b.calls, func(c call) bool { return c.pid == pid }) {
+		for _, p := range busyPeriods(b.items, func(it item) bool { return it.pid == pid }) {
 			saved += p.len - p.len*p.ratio
 		}
 		rec := secs(s.last - s.first)
-		out = append(out, Process{Pid: pid, Comm: b.comms[pid], RecordedS: round(rec), PredictedS: round(rec - saved/1e9)})
+		out = append(out, Process{Pid: pid, Comm: b.comms[pid], RecordedS: round(rec), PredictedS: round(math.Max(rec-saved/1e9, 0))})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].RecordedS != out[j].RecordedS {
@@ -428,8 +611,8 @@ func (b *Builder) headline(d *drive.Profile) (headlineS float64, tracks string, 
 			name = "RND4K Q32T1"
 		}
 		name += map[bool]string{false: " read", true: " write"}[r.write]
-		byTest[name] += r.newUs
-		total += r.newUs
+		byTest[name] += r.toUs
+		total += r.toUs
 	}
 	for name, t := range byTest {
 		if t > share || t == share && name < tracks {

@@ -50,18 +50,19 @@ func near(t *testing.T, what string, got, want float64) {
 	}
 }
 
-// A serial chain: each call's drive time changes by the drives' ratio;
-// think time stays.
+// A serial chain with no profile of the recording drive: each call's
+// recorded request time is taken out and the new drive's put in; think
+// time stays.
 func TestSerialChain(t *testing.T) {
 	b := NewBuilder()
 	end := chain(b, 7, 1000, 0, 100, 96, 50) // 1000 × (100 + 50) µs
-	res, err := b.Predict(flat("fast", 19.2, 1), end, nil)
+	res, err := b.Predict(nil, flat("fast", 19.2, 1), end, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each 100 µs call becomes 100 × 19.2/96 = 20 µs.
+	// Each 100 µs call keeps its 4 µs outside the request: 4 + 19.2.
 	near(t, "recorded", res.RecordedS, 0.150)
-	near(t, "predicted", res.PredictedS, 1000*(50+20)*1e-6)
+	near(t, "predicted", res.PredictedS, 1000*(50+4+19.2)*1e-6)
 	near(t, "I/O-bound share", res.IOBoundShare, 100.0/150)
 	if res.Tracks != "RND4K Q1T1 read" || res.TracksShare != 1 {
 		t.Errorf("tracks %q (%v)", res.Tracks, res.TracksShare)
@@ -69,36 +70,49 @@ func TestSerialChain(t *testing.T) {
 	if len(res.Processes) != 1 || res.Processes[0].Pid != 7 {
 		t.Errorf("processes %+v", res.Processes)
 	}
+	if len(res.Notes) == 0 || res.From != "" {
+		t.Errorf("no note that the recorded latencies stood in: %+v", res)
+	}
+	// With the recording drive's profile, its latency is what comes out.
+	res, _ = b.Predict(flat("recorded-on", 80, 1), flat("fast", 19.2, 1), end, nil)
+	near(t, "predicted from a profile", res.PredictedS, 1000*(50+20+19.2)*1e-6)
+	if res.From != "recorded-on" {
+		t.Errorf("from %q", res.From)
+	}
 }
 
-// On a profile that gives back the recorded latencies, the prediction is
-// the recorded duration.
+// Predicting for the drive a trace was recorded on gives back its
+// duration, whatever that drive's profile says.
 func TestSelfConsistent(t *testing.T) {
 	b := NewBuilder()
 	end := chain(b, 7, 500, 0, 100, 96, 30)
-	res, err := b.Predict(flat("same", 96, 1), end, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, lat := range []float64{10, 96, 400} {
+		p := flat("same", lat, 2)
+		res, err := b.Predict(p, p, end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "predicted on the recording drive", res.PredictedS, res.RecordedS)
 	}
-	near(t, "predicted on the recording drive", res.PredictedS, res.RecordedS)
+	res, _ := b.Predict(nil, flat("as-recorded", 96, 1), end, nil)
+	near(t, "on a profile of the recorded latencies", res.PredictedS, res.RecordedS)
 }
 
-// Four threads with their requests overlapping: the busy time scales by
-// the drive's latency at four in flight, not at one.
+// Four threads with their requests overlapping: each waits its own
+// request's latency, at four in flight, not at one.
 func TestParallelDepth(t *testing.T) {
 	b := NewBuilder()
 	var end int64
 	for pid := uint32(1); pid <= 4; pid++ {
 		end = max(end, chain(b, pid, 200, 0, 100, 96, 0))
 	}
-	// At 4 in flight this drive takes 3× its QD1 latency: 48 → 144 µs,
-	// against the 96 recorded: each busy stretch grows by half.
-	res, err := b.Predict(flat("deep", 48, 3), end, nil)
+	// At 4 in flight the new drive takes 3× its QD1 latency (48 → 144 µs);
+	// the recording drive's profile says 96 there: each call grows by 48.
+	res, err := b.Predict(flat("was", 32, 3), flat("deep", 48, 3), end, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy := res.IOBoundShare * res.RecordedS
-	near(t, "predicted", res.PredictedS, res.RecordedS-busy+busy*144/96)
+	near(t, "predicted", res.PredictedS, 200*(100+48)*1e-6)
 }
 
 // Computation and cache hits (calls no block request answered) do not
@@ -107,10 +121,11 @@ func TestCPUBoundAndCacheHits(t *testing.T) {
 	b := NewBuilder()
 	at := int64(0)
 	for i := 0; i < 100; i++ { // cache hits: 5 µs calls, 200 µs of work between
-		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 5*us, Size: 4096, Bytes: 4096, Pid: 3, Tid: 3})
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 5*us, Size: 4096, Bytes: 4096, Pid: 3, Tid: 3,
+			Flags: event.FlagBlocked})
 		at += 205 * us
 	}
-	res, err := b.Predict(flat("any", 1, 1), at, nil)
+	res, err := b.Predict(flat("was", 100, 1), flat("any", 1, 1), at, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +139,8 @@ func TestCPUBoundAndCacheHits(t *testing.T) {
 		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 100*us, Size: 4096, Bytes: 4096, Pid: 3, Tid: 3})
 		at += 100 * us
 	}
-	res, _ = b.Predict(flat("fast", 48, 1), at, nil)
-	near(t, "predicted with hits", res.PredictedS, 100*50e-6+100*100e-6)
+	res, _ = b.Predict(flat("was", 96, 1), flat("fast", 48, 1), at, nil)
+	near(t, "predicted with hits", res.PredictedS, 100*52e-6+100*100e-6)
 }
 
 // Readahead and writeback nobody waited for are off the critical path:
@@ -133,17 +148,97 @@ func TestCPUBoundAndCacheHits(t *testing.T) {
 func TestReadaheadAndWritebackOffThePath(t *testing.T) {
 	base := NewBuilder()
 	end := chain(base, 7, 100, 0, 100, 96, 400)
-	want, _ := base.Predict(flat("fast", 24, 1), end, nil)
+	want, _ := base.Predict(nil, flat("fast", 24, 1), end, nil)
 
 	b := NewBuilder()
 	chain(b, 7, 100, 0, 100, 96, 400)
 	for i := int64(0); i < 100; i++ {
 		gap := i*500*us + 200*us // inside the think time, with no call outstanding
-		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: gap, End: gap + 150*us, Size: 128 << 10, Bytes: 128 << 10, Offset: i << 20, Pid: 7})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: gap, End: gap + 150*us, Size: 128 << 10, Bytes: 128 << 10, Offset: i << 20, Pid: 7,
+			Flags: event.FlagReadahead})
 		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: gap + 10*us, End: gap + 190*us, Size: 1 << 20, Bytes: 1 << 20, Offset: i << 20, Pid: 99, Flags: event.FlagKernel})
 	}
-	got, _ := b.Predict(flat("fast", 24, 1), end, nil)
+	got, _ := b.Predict(nil, flat("fast", 24, 1), end, nil)
 	near(t, "predicted with readahead and writeback", got.PredictedS, want.PredictedS)
+}
+
+// A copy whose readahead ran alongside its computation (GNU cp's
+// copy_file_range: 200 ms copying, 380 ms asleep, while 2,000 readahead
+// requests took 540 ms of drive time): on a faster drive it cannot go below
+// its computation; on a slower one it waits the difference.
+func TestReadaheadOverlap(t *testing.T) {
+	b := NewBuilder()
+	const n = 2000
+	start, end := int64(0), int64(580_000)*us
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallCopyFileRange, Start: start, End: end,
+		Size: n << 17, Bytes: n << 17, Pid: 5, Tid: 5, Flags: event.FlagBlocked, Blocked: 380_000 * us})
+	for i := int64(0); i < n; i++ {
+		at := i * 270 * us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 270*us, Size: 128 << 10, Bytes: 128 << 10,
+			Offset: i << 17, Pid: 5, Tid: 5, Flags: event.FlagReadahead})
+	}
+	was := flat("was", 270, 1)
+	res, err := b.Predict(was, flat("faster", 50, 1), end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "on a faster drive", res.PredictedS, 0.200)
+	res, _ = b.Predict(was, flat("slower", 3350, 1), end, nil)
+	near(t, "on a slower drive", res.PredictedS, 0.200+0.380-0.540+6.700)
+	res, _ = b.Predict(was, was, end, nil)
+	near(t, "on the same drive", res.PredictedS, 0.580)
+}
+
+// A sleep outside any call (a page fault, a stat reading metadata) waited
+// for the request that completed during it, even one a throttle held
+// before the block layer saw it (dispatched by a kernel thread, its
+// recorded latency short): the recording drive's profile — benched under
+// the same throttle — takes the whole wait out.
+func TestWaitsAndHiddenThrottle(t *testing.T) {
+	b := NewBuilder()
+	var at int64
+	for i := int64(0); i < 100; i++ {
+		b.Add(&event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Start: at, End: at + 700*us, Pid: 9, Tid: 9,
+			Flags: event.FlagBlocked, Blocked: 700 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 500*us, End: at + 695*us, Size: 16 << 10, Bytes: 16 << 10,
+			Offset: (i * 7919 % 1000) << 20, Pid: 77, Flags: event.FlagKernel})
+		at += 1000 * us // 300 µs of computation between faults
+	}
+	res, err := b.Predict(flat("throttled", 700, 1), flat("fast", 200, 1), at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "predicted", res.PredictedS, 100*(300+200)*1e-6)
+	// Another process's request does not wake this one.
+	c := NewBuilder()
+	c.Add(&event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Start: 0, End: 700 * us, Pid: 9, Tid: 9, Flags: event.FlagBlocked, Blocked: 700 * us})
+	c.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: 500 * us, End: 695 * us, Size: 4096, Bytes: 4096, Pid: 8})
+	c.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: 1000 * us, Size: 4096, Bytes: 4096, Pid: 8, Tid: 8})
+	res, _ = c.Predict(flat("throttled", 700, 1), flat("fast", 200, 1), 1000*us, nil)
+	for _, p := range res.Processes {
+		if p.Pid == 9 && p.PredictedS != p.RecordedS {
+			t.Errorf("a wait changed by another process's request: %+v", p)
+		}
+	}
+}
+
+// A bio-based drive (zram) serves a request on the caller's CPU: the call
+// never slept, yet it waited for its own requests; and a page fault's read
+// outside any call or wait is waited for too.
+func TestSynchronousDriveAndPageFaults(t *testing.T) {
+	b := NewBuilder()
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: 100 * us, Size: 1 << 20, Bytes: 1 << 20, Pid: 4, Tid: 4,
+		Flags: event.FlagBlocked})
+	b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: 10 * us, End: 90 * us, Size: 1 << 20, Bytes: 1 << 20, Pid: 4, Tid: 4})
+	// A page fault later: a read of its own with no call outstanding.
+	b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: 200 * us, End: 220 * us, Size: 4096, Bytes: 4096, Offset: 1 << 30, Pid: 4, Tid: 4})
+	res, err := b.Predict(flat("zram", 80, 1), flat("slow", 1000, 1), 300*us, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The call: 100 µs on the CPU + (0 − 80 + 1000); the fault's 20 µs
+	// become max(0, 20 − 80) + 1000.
+	near(t, "predicted", res.PredictedS, (300+920+980)*1e-6)
 }
 
 // Phases split the prediction; the naive headline is bytes at SEQ1M Q8T1.
@@ -152,11 +247,11 @@ func TestPhasesAndHeadline(t *testing.T) {
 	mid := chain(b, 7, 100, 0, 100, 96, 0) // 10 ms of drive-bound reads
 	end := mid + 10_000*us                 // then 10 ms of computation
 	b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Start: mid, End: mid + 10*us, Size: 1 << 20, Bytes: 1 << 20, Pid: 7, Tid: 7})
-	res, _ := b.Predict(flat("fast", 48, 1), end, []Boundary{{0, "app launch"}, {mid, "idle"}})
+	res, _ := b.Predict(flat("was", 96, 1), flat("fast", 48, 1), end, []Boundary{{0, "app launch"}, {mid, "idle"}})
 	if len(res.Phases) != 2 {
 		t.Fatalf("phases %+v", res.Phases)
 	}
-	near(t, "phase 1 predicted", res.Phases[0].PredictedS, 0.005)
+	near(t, "phase 1 predicted", res.Phases[0].PredictedS, 100*52e-6)
 	near(t, "phase 2 predicted", res.Phases[1].PredictedS, 0.010)
 	// 400 KiB read and 1 MiB written at the headline: SEQ1M at 8 in flight
 	// takes 48 µs here, so 8 MiB in 48 µs.
@@ -165,14 +260,15 @@ func TestPhasesAndHeadline(t *testing.T) {
 }
 
 func TestNoIO(t *testing.T) {
-	if _, err := NewBuilder().Predict(flat("x", 1, 1), 0, nil); err != ErrNoIO {
+	if _, err := NewBuilder().Predict(nil, flat("x", 1, 1), 0, nil); err != ErrNoIO {
 		t.Errorf("error %v", err)
 	}
 }
 
-// A direct read no block request answered (a bio-based drive such as zram,
-// which the block tracepoints do not see) is drive-bound all the same: its
-// time becomes the profile's for its own shape.
+// A direct read is drive-bound from call to completion, whether block
+// requests answered it or not (a throttle may hold it before the block
+// layer): its own shape's latency on the recording drive comes out, the
+// new drive's goes in.
 func TestDirectCallsWithoutBlockLayer(t *testing.T) {
 	b := NewBuilder()
 	at := int64(0)
@@ -182,11 +278,13 @@ func TestDirectCallsWithoutBlockLayer(t *testing.T) {
 			Pid: 3, Tid: 3, Flags: event.FlagDirect})
 		at += 110 * us
 	}
-	res, err := b.Predict(flat("slow", 50, 1), at, nil)
+	res, err := b.Predict(nil, flat("slow", 50, 1), at, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	near(t, "predicted", res.PredictedS, 100*(100+50)*1e-6)
-	res, _ = b.Predict(flat("same", 10, 1), at, nil)
+	res, _ = b.Predict(flat("was", 8, 1), flat("slow", 50, 1), at, nil)
+	near(t, "from a profile", res.PredictedS, 100*(100+2+50)*1e-6)
+	res, _ = b.Predict(nil, flat("same", 10, 1), at, nil)
 	near(t, "on a drive like the recording one", res.PredictedS, res.RecordedS)
 }

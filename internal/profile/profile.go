@@ -165,7 +165,7 @@ func NewBuilder(opts Options) *Builder {
 
 // Add counts one event. The event is copied; the caller may reuse it.
 func (b *Builder) Add(e *event.Event) {
-	if e.Layer > event.Syscall {
+	if e.Layer > event.Syscall || e.IsWait() {
 		return
 	}
 	b.seenEvents++

@@ -11,6 +11,7 @@ import (
 	"github.com/ioshape/ioshape/internal/store"
 	"github.com/ioshape/ioshape/internal/tracefile"
 	"github.com/ioshape/ioshape/internal/tracer"
+	"github.com/ioshape/ioshape/internal/tracer/session"
 )
 
 // Request is one recording.
@@ -130,6 +131,11 @@ func header(req Request, id string, sess tracer.Session) tracefile.Header {
 	}
 	if t.Duration > 0 {
 		h.Target.Duration = t.Duration.String()
+	}
+	// A command runs in ioshape's own cgroup; a process named by pid, in its.
+	h.Target.Cgroup = session.IOCgroup(os.Getpid())
+	if len(t.Pids) > 0 {
+		h.Target.Cgroup = session.IOCgroup(t.Pids[0])
 	}
 	if t.Launch {
 		h.Target.Quiet = t.Quiet.String()

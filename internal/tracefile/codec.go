@@ -43,6 +43,9 @@ func (c *encoder) add(e *event.Event) {
 		b = binary.AppendVarint(b, e.Dispatch-e.Start)
 	}
 	b = binary.AppendVarint(b, e.End-e.Start)
+	if e.Flags&event.FlagBlocked != 0 {
+		b = binary.AppendVarint(b, e.Blocked)
+	}
 	b = binary.AppendUvarint(b, uint64(e.Dev.Major))
 	b = binary.AppendUvarint(b, uint64(e.Dev.Minor))
 	b = binary.AppendUvarint(b, e.Inode)
@@ -132,6 +135,10 @@ func (d *decoder) next(e *event.Event) bool {
 		e.Dispatch = e.Start + d.varint()
 	}
 	e.End = e.Start + d.varint()
+	e.Blocked = 0
+	if e.Flags&event.FlagBlocked != 0 {
+		e.Blocked = d.varint()
+	}
 	e.Dev.Major = uint32(d.uvarint())
 	e.Dev.Minor = uint32(d.uvarint())
 	e.Inode = d.uvarint()

@@ -44,6 +44,10 @@ type Target struct {
 	// Layers is "block" or "syscall" when only that layer was traced
 	// (record --layers); empty: both.
 	Layers string `json:"layers,omitempty"`
+	// Cgroup is the cgroup governing the target's block I/O (blkio or
+	// io), empty for the root: I/O limits make another drive of the same
+	// disk, and predict pairs the trace with the profile benched under them.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // Footer is written last, when recording ends. A file without one was cut

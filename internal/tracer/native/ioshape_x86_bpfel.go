@@ -85,6 +85,9 @@ type ioshapeRqState struct {
 	Live     uint8
 	Comm     [16]int8
 	_        [5]byte
+	Sector   uint64
+	Dev      uint32
+	Opf      uint32
 }
 
 type ioshapeScState struct {
@@ -105,6 +108,8 @@ type ioshapeScState struct {
 	Call      uint32
 	HasOut    bool
 	_         [3]byte
+	Asleep    uint64
+	Blocked   uint64
 }
 
 type ioshapeUringState struct {
@@ -127,6 +132,7 @@ type ioshapeUringState struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	ioshapeMapAios              = "aios"
+	ioshapeMapBiodevs           = "biodevs"
 	ioshapeMapCalls             = "calls"
 	ioshapeMapCounters          = "counters"
 	ioshapeMapEvents            = "events"
@@ -135,6 +141,8 @@ const (
 	ioshapeMapScs               = "scs"
 	ioshapeMapTrack             = "track"
 	ioshapeMapUrings            = "urings"
+	ioshapeProgOnBioComplete    = "on_bio_complete"
+	ioshapeProgOnBioQueue       = "on_bio_queue"
 	ioshapeProgOnExec           = "on_exec"
 	ioshapeProgOnExit           = "on_exit"
 	ioshapeProgOnFork           = "on_fork"
@@ -143,6 +151,7 @@ const (
 	ioshapeProgOnRqIssue        = "on_rq_issue"
 	ioshapeProgOnRqMerge        = "on_rq_merge"
 	ioshapeProgOnRqRequeue      = "on_rq_requeue"
+	ioshapeProgOnSwitch         = "on_switch"
 	ioshapeProgOnSysEnter       = "on_sys_enter"
 	ioshapeProgOnSysExit        = "on_sys_exit"
 	ioshapeProgOnUringComplete  = "on_uring_complete"
@@ -205,6 +214,8 @@ type ioshapeSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ioshapeProgramSpecs struct {
+	OnBioComplete   *ebpf.ProgramSpec `ebpf:"on_bio_complete"`
+	OnBioQueue      *ebpf.ProgramSpec `ebpf:"on_bio_queue"`
 	OnExec          *ebpf.ProgramSpec `ebpf:"on_exec"`
 	OnExit          *ebpf.ProgramSpec `ebpf:"on_exit"`
 	OnFork          *ebpf.ProgramSpec `ebpf:"on_fork"`
@@ -213,6 +224,7 @@ type ioshapeProgramSpecs struct {
 	OnRqIssue       *ebpf.ProgramSpec `ebpf:"on_rq_issue"`
 	OnRqMerge       *ebpf.ProgramSpec `ebpf:"on_rq_merge"`
 	OnRqRequeue     *ebpf.ProgramSpec `ebpf:"on_rq_requeue"`
+	OnSwitch        *ebpf.ProgramSpec `ebpf:"on_switch"`
 	OnSysEnter      *ebpf.ProgramSpec `ebpf:"on_sys_enter"`
 	OnSysExit       *ebpf.ProgramSpec `ebpf:"on_sys_exit"`
 	OnUringComplete *ebpf.ProgramSpec `ebpf:"on_uring_complete"`
@@ -224,6 +236,7 @@ type ioshapeProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type ioshapeMapSpecs struct {
 	Aios     *ebpf.MapSpec `ebpf:"aios"`
+	Biodevs  *ebpf.MapSpec `ebpf:"biodevs"`
 	Calls    *ebpf.MapSpec `ebpf:"calls"`
 	Counters *ebpf.MapSpec `ebpf:"counters"`
 	Events   *ebpf.MapSpec `ebpf:"events"`
@@ -275,6 +288,7 @@ func (o *ioshapeObjects) Close() error {
 // It can be passed to loadIoshapeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ioshapeMaps struct {
 	Aios     *ebpf.Map `ebpf:"aios"`
+	Biodevs  *ebpf.Map `ebpf:"biodevs"`
 	Calls    *ebpf.Map `ebpf:"calls"`
 	Counters *ebpf.Map `ebpf:"counters"`
 	Events   *ebpf.Map `ebpf:"events"`
@@ -288,6 +302,7 @@ type ioshapeMaps struct {
 func (m *ioshapeMaps) Close() error {
 	return _IoshapeClose(
 		m.Aios,
+		m.Biodevs,
 		m.Calls,
 		m.Counters,
 		m.Events,
@@ -323,6 +338,8 @@ type ioshapeVariables struct {
 //
 // It can be passed to loadIoshapeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ioshapePrograms struct {
+	OnBioComplete   *ebpf.Program `ebpf:"on_bio_complete"`
+	OnBioQueue      *ebpf.Program `ebpf:"on_bio_queue"`
 	OnExec          *ebpf.Program `ebpf:"on_exec"`
 	OnExit          *ebpf.Program `ebpf:"on_exit"`
 	OnFork          *ebpf.Program `ebpf:"on_fork"`
@@ -331,6 +348,7 @@ type ioshapePrograms struct {
 	OnRqIssue       *ebpf.Program `ebpf:"on_rq_issue"`
 	OnRqMerge       *ebpf.Program `ebpf:"on_rq_merge"`
 	OnRqRequeue     *ebpf.Program `ebpf:"on_rq_requeue"`
+	OnSwitch        *ebpf.Program `ebpf:"on_switch"`
 	OnSysEnter      *ebpf.Program `ebpf:"on_sys_enter"`
 	OnSysExit       *ebpf.Program `ebpf:"on_sys_exit"`
 	OnUringComplete *ebpf.Program `ebpf:"on_uring_complete"`
@@ -339,6 +357,8 @@ type ioshapePrograms struct {
 
 func (p *ioshapePrograms) Close() error {
 	return _IoshapeClose(
+		p.OnBioComplete,
+		p.OnBioQueue,
 		p.OnExec,
 		p.OnExit,
 		p.OnFork,
@@ -347,6 +367,7 @@ func (p *ioshapePrograms) Close() error {
 		p.OnRqIssue,
 		p.OnRqMerge,
 		p.OnRqRequeue,
+		p.OnSwitch,
 		p.OnSysEnter,
 		p.OnSysExit,
 		p.OnUringComplete,

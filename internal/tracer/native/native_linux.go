@@ -129,6 +129,12 @@ func (s *Session) load() error {
 		s.coll.Close()
 		return err
 	}
+	for _, dev := range bioBasedDevices("/sys/block") {
+		if err := s.objs.Biodevs.Put(dev, uint8(1)); err != nil {
+			s.Close()
+			return fmt.Errorf("cannot list the bio-based devices: %w", err)
+		}
+	}
 	for nr, cs := range nativeCallTable() {
 		if err := s.objs.Calls.Put(uint32(nr), cs); err != nil {
 			s.Close()
@@ -168,7 +174,8 @@ var limits = []string{
 // passed the request queue first.)
 var nativeTracepointArgs = map[string]int{
 	"block_rq_insert": 1, "block_rq_issue": 1, "block_rq_complete": 3, "block_rq_requeue": 1, "block_rq_merge": 1,
-	"sys_enter": 2, "sys_exit": 2, "sched_process_fork": 2,
+	"sys_enter": 2, "sys_exit": 2, "sched_process_fork": 2, "sched_switch": 4,
+	"block_bio_queue": 1, "block_bio_complete": 2,
 }
 
 // tracepointArgs is how many arguments a kernel tracepoint passes (from
@@ -215,7 +222,9 @@ func (s *Session) attach() (links []link.Link, warnings []string, err error) {
 		{p.OnFork, "sched_process_fork", false, true}, {p.OnExec, "sched_process_exec", false, true}, {p.OnExit, "sched_process_exit", false, true},
 		{p.OnRqInsert, "block_rq_insert", false, block}, {p.OnRqIssue, "block_rq_issue", false, block}, {p.OnRqComplete, "block_rq_complete", false, block},
 		{p.OnRqRequeue, "block_rq_requeue", false, block}, {p.OnRqMerge, "block_rq_merge", false, block},
+		{p.OnBioQueue, "block_bio_queue", false, block}, {p.OnBioComplete, "block_bio_complete", false, block},
 		{p.OnSysEnter, "sys_enter", false, syscall}, {p.OnSysExit, "sys_exit", false, syscall},
+		{p.OnSwitch, "sched_switch", false, syscall},
 		{p.OnUringSubmit, "io_uring_submit_req", true, syscall}, {p.OnUringComplete, "io_uring_complete", true, syscall},
 	} {
 		if a.optional && !uring || !a.want {

@@ -60,3 +60,6 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 	}
 	return out
 }
+
+// IOCgroup is "" on macOS: no cgroups.
+func IOCgroup(pid int) string { return "" }

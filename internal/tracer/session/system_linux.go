@@ -134,3 +134,42 @@ func PidsNamed(name string) []int {
 	}
 	return out
 }
+
+// IOCgroup is the cgroup that governs pid's block I/O — the blkio
+// controller's (cgroup v1) or the unified hierarchy's (v2) — or "" for the
+// root or when it cannot be read. A drive behind a cgroup's I/O limits is
+// another drive: `bench` and `record` keep it so that `predict` pairs a
+// trace with the profile measured under the same limits.
+func IOCgroup(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return ""
+	}
+	return ioCgroupOf(string(b))
+}
+
+func ioCgroupOf(procCgroup string) string {
+	var unified string
+	for _, line := range strings.Split(procCgroup, "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == "blkio" || c == "io" {
+				return nonRoot(parts[2])
+			}
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			unified = parts[2]
+		}
+	}
+	return nonRoot(unified)
+}
+
+func nonRoot(p string) string {
+	if p == "/" {
+		return ""
+	}
+	return p
+}
