@@ -12,6 +12,9 @@
 #   sudo bash scripts/validate-predict.sh           # all of it, about 15 minutes
 #   sudo QUICK=1 bash scripts/validate-predict.sh   # two workloads, zram and throttled
 #   KEEP_STORE=1 keeps the store (traces, drive profiles) to look into
+#   REPEAT=N records each workload N times on each drive (default 3; QUICK: 1):
+#   measured is the median of N runs, predicted the median of the N
+#   recordings' predictions — single runs on this VM vary by up to 2×
 #
 # Run as root on Linux, with fio. A drive that cannot be set up fails the
 # run (zram0 in use, no cgroup v1 blkio controller).
@@ -55,7 +58,8 @@ in_slow() { sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$cg" "$@"; }
 drives=(vda zram slow)
 declare -A dirs=([vda]=$vda [zram]=$zram [slow]=$slow)
 workloads=(cp tar-x grep-r fsync-files cold-start fio-rnd4k fio-seq1m phases)
-if [ -n "${QUICK:-}" ]; then drives=(zram slow) workloads=(fio-rnd4k cp); fi
+repeat=${REPEAT:-3}
+if [ -n "${QUICK:-}" ]; then drives=(zram slow) workloads=(fio-rnd4k cp) repeat=${REPEAT:-1}; fi
 
 run_on() { # drive, command...: the command on that drive
   local d=$1; shift
@@ -97,16 +101,21 @@ command_for() { # workload, dir
 }
 
 declare -A measured
+median() { python3 -c 'import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))' "$@"; }
 for d in "${drives[@]}"; do
   echo "record on $d" >&2
   prepare "$d"
   for w in "${workloads[@]}"; do
-    rm -rf "${dirs[$d]}/big.copy" "${dirs[$d]}/big.copy2" "${dirs[$d]}/small"
-    read -r -a cmd <<< "$(command_for "$w" "${dirs[$d]}")"
-    if [[ ${cmd[0]} == sh ]]; then cmd=(sh -c "${cmd[*]:2}"); fi
-    out=$(run_on "$d" "$ioshape" --store "$store" record --cold --label "$w-$d" --json -- "${cmd[@]}" 2>/dev/null || true)
-    measured[$w-$d]=$(sed -n 's/.*"duration_s": \([0-9.]*\).*/\1/p' <<< "$out")
-    [ -n "${measured[$w-$d]}" ] || { echo "recording $w on $d failed" >&2; exit 1; }
+    runs=()
+    for k in $(seq "$repeat"); do
+      rm -rf "${dirs[$d]}/big.copy" "${dirs[$d]}/big.copy2" "${dirs[$d]}/small"
+      read -r -a cmd <<< "$(command_for "$w" "${dirs[$d]}")"
+      if [[ ${cmd[0]} == sh ]]; then cmd=(sh -c "${cmd[*]:2}"); fi
+      out=$(run_on "$d" "$ioshape" --store "$store" record --cold --label "$w-$d-$k" --json -- "${cmd[@]}" 2>/dev/null || true)
+      runs+=("$(sed -n 's/.*"duration_s": \([0-9.]*\).*/\1/p' <<< "$out")")
+      [ -n "${runs[-1]}" ] || { echo "recording $w on $d failed" >&2; exit 1; }
+    done
+    measured[$w-$d]=$(median "${runs[@]}")
   done
 done
 
@@ -117,12 +126,19 @@ errors=$(mktemp)
 for w in "${workloads[@]}"; do
   for from in "${drives[@]}"; do
     for to in "${drives[@]}"; do
-      "$ioshape" --store "$store" predict --json --drive "$to" "$w-$from" |
+      for k in $(seq "$repeat"); do
+        "$ioshape" --store "$store" predict --json --drive "$to" "$w-$from-$k"
+      done |
         python3 -c '
-import json, sys
-r = json.load(sys.stdin)
+import json, statistics, sys
+dec, text, rs = json.JSONDecoder(), sys.stdin.read(), []
+while text.strip():
+    r, n = dec.raw_decode(text.strip())
+    rs.append(r)
+    text = text.strip()[n:]
 w, a, b, m = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-p, h = r["predicted_s"], r["headline_s"]
+p = statistics.median(r["predicted_s"] for r in rs)
+h = statistics.median(r["headline_s"] for r in rs)
 print("| %s | %s | %s | %.3f s | %.3f s | %+.0f %% | %.3f s | %+.0f %% |" % (w, a, b, p, m, (p/m-1)*100, h, (h/m-1)*100))
 print(p/m, h/m, file=open(sys.argv[5], "a"))' "$w" "$from" "$to" "${measured[$w-$to]}" "$errors"
     done

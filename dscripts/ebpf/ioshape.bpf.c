@@ -69,7 +69,7 @@ struct record {
 	__u32 tid;
 	__s32 status; // block: blk_status_t at completion
 	__u64 start;  // block arrival, syscall entry (ns, CLOCK_MONOTONIC)
-	__u64 dispatch; // block: dispatch; syscall: time asleep in the call (uninterruptibly)
+	__u64 dispatch; // block: dispatch; syscall: time off the CPU in the call, but for interruptible sleep
 	__u64 end;    // completion, syscall exit; exit records: the time
 	__u64 dev;    // kernel encoding: major << 20 | minor
 	__s64 offset; // block: sector; syscall: file position
@@ -651,8 +651,8 @@ struct sc_state {
 	__u64 out_fflags;
 	__u32 call;
 	bool has_out;
-	__u64 asleep;  // when it went to sleep uninterruptibly; 0: awake
-	__u64 blocked; // time asleep so far in the call in flight
+	__u64 asleep;  // when it left the CPU to wait (see on_switch); 0: running
+	__u64 blocked; // time waiting so far in the call in flight
 };
 
 enum {
@@ -919,23 +919,27 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 
 // ---- waiting ------------------------------------------------------------------
 // What a workload waited for is what a faster drive would give back. A
-// traced thread's uninterruptible sleeps (I/O, a page being read in, a
-// journal commit, a throttled cgroup's turn) are timed from the switch away
-// to the switch back: inside a traced call they add to the call's blocked
-// time; outside one (a page fault, an open or stat reading metadata, sync)
-// each is a wait record of its own. Interruptible sleeps — think time,
-// polling, pipes — are not waiting for a drive and are left out.
+// traced thread's time off the CPU is timed from the switch away to the
+// switch back: inside a traced call, everything but an interruptible sleep
+// (so asleep for I/O, a page, a journal commit, a throttled cgroup's turn,
+// or runnable and waiting for a CPU) adds to the call's blocked time; its
+// rest is the call's own computation. Outside a call, each uninterruptible
+// sleep (a page fault, an open or stat reading metadata, sync) is a wait
+// record of its own. Interruptible sleeps — think time, polling, pipes —
+// are not waiting for a drive and are left out.
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 {
 	__u64 now = 0;
-	if (!preempt && (prev_state & TASK_UNINTERRUPTIBLE) && !(prev->flags & PF_KTHREAD) && traced(prev->tgid)) {
-		struct sc_state *s = bpf_task_storage_get(&scs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (s) {
-			now = bpf_ktime_get_ns();
-			s->asleep = now;
-		}
+	bool io_sleep = !preempt && (prev_state & TASK_UNINTERRUPTIBLE);
+	bool other_sleep = !preempt && !io_sleep && prev_state != 0;
+	struct sc_state *s = bpf_task_storage_get(&scs, prev, 0, 0);
+	if (!s && io_sleep && !(prev->flags & PF_KTHREAD) && traced(prev->tgid))
+		s = bpf_task_storage_get(&scs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (s && (s->pending == PENDING_CALL ? !other_sleep : s->pending == PENDING_NONE && io_sleep)) {
+		now = bpf_ktime_get_ns();
+		s->asleep = now;
 	}
 	struct sc_state *n = bpf_task_storage_get(&scs, next, 0, 0);
 	if (!n || !n->asleep)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/classify"
@@ -53,29 +52,36 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 		bounds[0].AtNs = 0
 	}
 	if from == nil {
-		if dev, ok := b.BusiestDevice(); ok {
-			from = RecordedOn(meta, dev, known)
-		}
+		from = RecordedOn(meta, b.DeviceBytes(), known)
 	}
 	return b.Predict(from, to, recorded, bounds)
 }
 
 // RecordedOn is the newest profile in known of the drive a trace was
-// recorded on: the same host, the disk under its busiest device, and the
+// recorded on: the same host, the disk that moved the most of the trace's
+// bytes (byDev, both layers, partitions counted with their disk), and the
 // same I/O cgroup (a throttled cgroup is another drive); nil if none is.
-func RecordedOn(meta tracefile.Meta, dev event.Dev, known []*drive.Profile) *drive.Profile {
-	var names []string
+func RecordedOn(meta tracefile.Meta, byDev map[event.Dev]int64, known []*drive.Profile) *drive.Profile {
 	if meta.Footer == nil {
 		return nil
 	}
+	byDisk := map[string]int64{}
 	for _, d := range meta.Footer.Devices {
-		if d.Major == dev.Major && d.Minor == dev.Minor {
-			names = append(names, d.Name, d.Disk)
+		disk := d.Disk
+		if disk == "" {
+			disk = d.Name
+		}
+		byDisk[disk] += byDev[event.Dev{Major: d.Major, Minor: d.Minor}]
+	}
+	disk, most := "", int64(0)
+	for name, n := range byDisk {
+		if n > most || n == most && name < disk {
+			disk, most = name, n
 		}
 	}
 	var best *drive.Profile
 	for _, p := range known {
-		if p.Coarse || p.Host != meta.Header.Host || p.Cgroup != meta.Header.Target.Cgroup || p.Device == "" || !slices.Contains(names, p.Device) {
+		if most == 0 || p.Coarse || p.Host != meta.Header.Host || p.Cgroup != meta.Header.Target.Cgroup || p.Device != disk {
 			continue
 		}
 		if best == nil || p.Date.After(best.Date) {

@@ -221,6 +221,7 @@ func describe(cfg Config, file, fio string, direct bool) *drive.Profile {
 	}
 	p.Device, p.FSType = deviceOf(p.Dir)
 	p.Cgroup = session.IOCgroup(os.Getpid())
+	p.ReadaheadKB = readaheadKB(p.Device)
 	if p.Name == "" {
 		p.Name = p.Device
 	}

@@ -1,6 +1,11 @@
 package bench
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -23,4 +28,25 @@ func deviceOf(dir string) (device, fstype string) {
 		return ds[0].Disk, ds[0].FSType
 	}
 	return ds[0].Name, ds[0].FSType
+}
+
+// readaheadKB is the largest readahead request a disk gets: its
+// read_ahead_kb, capped by max_sectors_kb; 0 where sysfs does not say.
+func readaheadKB(disk string) int {
+	read := func(name string) int {
+		b, err := os.ReadFile(filepath.Join("/sys/block", disk, "queue", name))
+		if err != nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n
+	}
+	if disk == "" || strings.ContainsAny(disk, "/.") {
+		return 0
+	}
+	ra, maxKB := read("read_ahead_kb"), read("max_sectors_kb")
+	if maxKB > 0 && maxKB < ra {
+		return maxKB
+	}
+	return ra
 }

@@ -24,6 +24,11 @@ type Profile struct {
 	// Cgroup is the cgroup whose I/O limits the bench ran under (blkio or
 	// io; empty: the root).
 	Cgroup string    `json:"cgroup,omitempty"`
+	// ReadaheadKB is the largest request readahead sends this drive —
+	// the disk's read_ahead_kb, capped by its max_sectors_kb — 0 if
+	// unknown. A buffered sequential read reaches another drive in that
+	// drive's chunks, not the recording's.
+	ReadaheadKB int `json:"readahead_kb,omitempty"`
 	Date   time.Time `json:"date"`
 	Tool   string    `json:"tool"` // "fio-3.33", or where coarse numbers came from
 	// Buffered: the file system refused O_DIRECT, so the tests ran buffered
@@ -143,6 +148,17 @@ func (p *Profile) ServiceUs(op, access string, size int64, inflight float64) flo
 		return ys[len(ys)-1] * inflight / float64(top)
 	}
 	return along(xs, ys, math.Log2(inflight))
+}
+
+// ReadaheadUs is the drive's time for a readahead request of size bytes:
+// readahead would have fetched it, with its neighbours, in this drive's
+// own chunks (ReadaheadKB), so it takes its share of such a chunk's time.
+func (p *Profile) ReadaheadUs(size int64, inflight float64) float64 {
+	chunk := int64(p.ReadaheadKB) << 10
+	if chunk <= size {
+		return p.ServiceUs("read", "seq", size, inflight)
+	}
+	return p.ServiceUs("read", "seq", chunk, inflight) * float64(size) / float64(chunk)
 }
 
 // shape is the points for an op and access. A coarse profile lacks sizes

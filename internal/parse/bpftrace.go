@@ -90,7 +90,7 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 			return "malformed lost-events line"
 		}
 		r.rec = Record{Kind: KindLost, N: n}
-	case bytes.HasPrefix(b, []byte("@rq[")):
+	case bytes.HasPrefix(b, []byte("@rq[")), bytes.HasPrefix(b, []byte("@rqb[")):
 		// A block request still in the tracer's map at exit: issued, its
 		// completion never seen.
 		r.rec = Record{Kind: KindCounter, Name: CounterUnfinished, N: 1}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"fmt"
 	"errors"
 	"math"
 	"sort"
@@ -110,7 +111,11 @@ type item struct {
 	// The call's own shape, for direct calls.
 	size, offset int64
 	dev          event.Dev
-	newLen       float64 // predicted length, ns
+	// What it waited for: whether anything of the drive's, how long it
+	// slept, and that drive time on each drive (ns).
+	bound                bool
+	asleep, fromNs, toNs float64
+	newLen               float64 // predicted length, ns
 }
 
 func (it *item) len() float64 { return float64(it.end - it.start) }
@@ -132,30 +137,43 @@ type request struct {
 }
 
 // driveTime is how long a set of requests kept its waiter waiting on each
-// drive: the sum of their latencies, shrunk by how much they overlapped
-// one another when recorded (a sync waiting for 32 writes in flight
-// together waits about one latency, not 32).
+// drive: each request's latency at the requests in flight on the device,
+// shared among those of the set in flight with it (a sync waiting for 32
+// writes in flight together waits about one latency at depth 32, not 32;
+// a read waiting for its one request beside three of other processes
+// waits that request's whole latency).
 func driveTime(set []*request) (fromNs, toNs float64) {
 	sort.Slice(set, func(i, j int) bool { return set[i].start < set[j].start })
-	var union, sum float64
-	var end int64
-	for i, r := range set {
-		sum += float64(r.end - r.start)
-		switch {
-		case i == 0 || r.start >= end:
-			union += float64(r.end - r.start)
-			end = r.end
-		case r.end > end:
-			union += float64(r.end - end)
-			end = r.end
+	var ends endHeap
+	for _, r := range set {
+		for len(ends) > 0 && ends[0] <= r.start {
+			ends.pop()
 		}
-		fromNs += r.fromUs * 1e3
-		toNs += r.toUs * 1e3
-	}
-	if sum > 0 {
-		fromNs, toNs = fromNs*union/sum, toNs*union/sum
+		ends.push(r.end)
+		together := float64(len(ends))
+		fromNs += r.fromUs * 1e3 / together
+		toNs += r.toUs * 1e3 / together
 	}
 	return fromNs, toNs
+}
+
+// rescale is the time a stretch of length whole spent waiting for the
+// drive (asleep), taken to a drive whose time for the same requests is to
+// instead of from. When the recording drive's time fits in the stretch,
+// what it does not explain stays (asleep − from + to: a lock, a flush, the
+// part of the drive time that ran alongside computation and was never
+// waited for); when the stretch was shorter than the profile says (a
+// burst a throttle let through, the drive's own cache), the wait scales
+// with the drives' ratio. On the recording drive (to = from) it is the
+// time recorded.
+func rescale(asleep, whole, from, to float64) float64 {
+	switch {
+	case from <= 0:
+		return asleep + to
+	case from <= whole:
+		return math.Max(0, asleep-from+to)
+	}
+	return asleep * to / from
 }
 
 // Builder collects a trace's events; Predict computes from them.
@@ -200,6 +218,7 @@ func (b *Builder) Add(e *event.Event) {
 		}
 		if e.Op.IsData() {
 			b.sysBytes[boolIdx(w)] += e.Bytes
+			b.devBytes[e.Dev] += e.Bytes
 		}
 		if e.Flags&event.FlagCopySource != 0 {
 			return // the same call as its write half
@@ -231,17 +250,10 @@ func (b *Builder) Add(e *event.Event) {
 	}
 }
 
-// BusiestDevice is the device that moved the most bytes at the block
-// layer (the drive the trace was recorded on); ok is false without any.
-func (b *Builder) BusiestDevice() (dev event.Dev, ok bool) {
-	var most int64
-	for d, n := range b.devBytes {
-		if n > most || n == most && ok && (d.Major < dev.Major || d.Major == dev.Major && d.Minor < dev.Minor) {
-			dev, most, ok = d, n, true
-		}
-	}
-	return dev, ok
-}
+// DeviceBytes is how many bytes each device moved, at either layer
+// (the file system's device for calls, the disk's for requests): where
+// the workload's I/O went.
+func (b *Builder) DeviceBytes() map[event.Dev]int64 { return b.devBytes }
 
 func boolIdx(b bool) int {
 	if b {
@@ -316,13 +328,31 @@ func (b *Builder) serviceOnDrives(from, to *drive.Profile) {
 		access := accessOf(recent, r.dev, r.offset, r.size)
 		r.depth = len(ends)
 		recorded := float64(r.end-r.start) / 1e3
-		r.toUs = serviceOr(to, r.write, access, r.size, float64(r.depth), recorded)
+		r.toUs = requestOn(to, r, access, recorded)
 		r.fromUs = recorded
 		if from != nil {
-			r.fromUs = serviceOr(from, r.write, access, r.size, float64(r.depth), recorded)
+			r.fromUs = requestOn(from, r, access, recorded)
 		}
 	}
 }
+
+// requestOn is d's latency for a block request, or fallback (µs) where d
+// lacks its direction. Readahead that continues a sequential stream goes
+// to each drive in that drive's own chunks (a small file's readahead is as
+// big as the file, whatever the drive).
+func requestOn(d *drive.Profile, r *request, access string, fallback float64) float64 {
+	if r.readahead && !r.write && access == "seq" && r.size >= streamMin && d.ReadaheadKB > 0 {
+		if us := d.ReadaheadUs(r.size, float64(r.depth)); !math.IsNaN(us) {
+			return us
+		}
+	}
+	return serviceOr(d, r.write, access, r.size, float64(r.depth), fallback)
+}
+
+// streamMin is the smallest readahead request taken for a stream's:
+// readahead windows start at 128 KiB on Linux (64 KiB after a small first
+// read); small files read one after another are not a stream.
+const streamMin = 64 << 10
 
 // serviceOr is d's latency for a shape, or fallback (µs) where d lacks the
 // direction.
@@ -337,16 +367,19 @@ func serviceOr(d *drive.Profile, write bool, access string, size int64, inflight
 	return fallback
 }
 
-// waitedFor sets each item's predicted length from the requests it waited
-// for, and adds the page faults.
+// waitedFor finds what each item waited for and sets its predicted
+// length, and adds the page faults.
 func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
+	for i := range b.items {
+		b.items[i].newLen = b.items[i].len()
+	}
 	if !hasCalls {
 		for i := range b.reqs {
 			if r := &b.reqs[i]; !r.kernel {
-				b.items = append(b.items, item{start: r.start, end: r.end, pid: r.pid, tid: r.tid, kind: kindRequest, blocked: -1,
-					newLen: math.Max(0, float64(r.end-r.start)-r.fromUs*1e3) + r.toUs*1e3})
+				b.items = append(b.items, faultItem(r))
 			}
 		}
+		b.rescaleByProgram()
 		return
 	}
 	// Direct calls: their own shape, at the calls in flight when they came.
@@ -354,7 +387,6 @@ func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
 	recent := map[event.Dev][]int64{}
 	for i := range b.items {
 		it := &b.items[i]
-		it.newLen = it.len()
 		if it.kind != kindDirect {
 			continue
 		}
@@ -372,7 +404,7 @@ func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
 			fromUs = serviceOr(from, it.writes, access, it.size, float64(len(ends)), fromUs)
 		}
 		if !math.IsNaN(toUs) {
-			it.newLen = math.Max(0, it.len()-fromUs*1e3) + toUs*1e3
+			it.bound, it.asleep, it.fromNs, it.toNs = true, it.len(), fromUs*1e3, toUs*1e3
 		}
 	}
 	// Calls and waits: the requests that arrived (calls) or completed
@@ -406,12 +438,12 @@ func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
 		if len(set) == 0 {
 			continue
 		}
-		fromNs, toNs := driveTime(set)
-		asleep := it.len()
+		it.bound = true
+		it.fromNs, it.toNs = driveTime(set)
+		it.asleep = it.len()
 		if it.blocked >= 0 {
-			asleep = float64(min(it.blocked, it.end-it.start))
+			it.asleep = float64(min(it.blocked, it.end-it.start))
 		}
-		it.newLen = it.len() - asleep + math.Max(0, asleep-fromNs+toNs)
 	}
 	// Page faults: a process's own reads, not readahead, outside its calls
 	// and waits.
@@ -420,10 +452,67 @@ func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
 		if r.covered || r.kernel || r.write || r.readahead || b.during(r) {
 			continue
 		}
-		b.items = append(b.items, item{start: r.start, end: r.end, pid: r.pid, tid: r.tid, kind: kindRequest, blocked: -1,
-			newLen: math.Max(0, float64(r.end-r.start)-r.fromUs*1e3) + r.toUs*1e3})
+		b.items = append(b.items, faultItem(r))
 	}
 	sort.Slice(b.items, func(i, j int) bool { return b.items[i].start < b.items[j].start })
+	b.rescaleByProgram()
+}
+
+// faultItem is a request waited for outside any call: a page fault (or,
+// without a syscall layer, any request of a process).
+func faultItem(r *request) item {
+	l := float64(r.end - r.start)
+	return item{start: r.start, end: r.end, pid: r.pid, tid: r.tid, kind: kindRequest, blocked: -1,
+		bound: true, asleep: l, fromNs: r.fromUs * 1e3, toNs: r.toUs * 1e3}
+}
+
+// rescaleByProgram takes each program's waiting to the new drive as one:
+// the time its processes (all of one name: 300 dd's are one program)
+// slept in drive-bound items, against the drive time of what they waited
+// for on each drive (rescale). Summing over the program, not item by
+// item, lets a throttle's bursts and the waits that pay for them (a token
+// bucket lets a few requests through at once, then holds the next ones
+// longer) cancel out as they did on the recording drive. The new waiting
+// is shared among the items as the old was (or, where the program never
+// slept — a bio-based device's work done on its CPU — as the new drive's
+// time is).
+func (b *Builder) rescaleByProgram() {
+	type sums struct{ asleep, whole, from, to, newAsleep float64 }
+	byPid := map[string]*sums{}
+	for i := range b.items {
+		it := &b.items[i]
+		if !it.bound {
+			continue
+		}
+		s := byPid[b.comms[it.pid]]
+		if s == nil {
+			s = &sums{}
+			byPid[b.comms[it.pid]] = s
+		}
+		s.asleep += it.asleep
+		s.whole += it.len()
+		s.from += it.fromNs
+		s.to += it.toNs
+	}
+	for pid, s := range byPid {
+		s.newAsleep = rescale(s.asleep, s.whole, s.from, s.to)
+		if Debug {
+			fmt.Printf("pid %s %s: asleep %.3f whole %.3f from %.3f to %.3f -> %.3f\n", pid, "-", s.asleep/1e9, s.whole/1e9, s.from/1e9, s.to/1e9, s.newAsleep/1e9)
+		}
+	}
+	for i := range b.items {
+		it := &b.items[i]
+		if !it.bound {
+			continue
+		}
+		s := byPid[b.comms[it.pid]]
+		switch {
+		case s.asleep > 0:
+			it.newLen = it.len() - it.asleep + s.newAsleep*it.asleep/s.asleep
+		case s.to > 0:
+			it.newLen = it.len() + s.newAsleep*it.toNs/s.to
+		}
+	}
 }
 
 // candidates are the requests an item may have waited for: for a call,
@@ -448,6 +537,9 @@ func (b *Builder) candidates(it *item) []int {
 
 // wakeSlack is how long after a request's completion the sleeper it woke
 // may take to run.
+
+var Debug bool
+
 const wakeSlack = 50_000 // ns
 
 // during reports whether some call or wait of r's process overlaps it.

@@ -92,6 +92,9 @@ type scriptData struct {
 	AioRead, AioWrite, AioFsync       int
 	UringRead, UringWrite, UringFsync int
 	CopyFileRange, Sendfile           int
+	// BioMatch tests a block tracepoint's dev against the bio-based
+	// devices (zram, brd), traced from bio to completion; empty: none.
+	BioMatch string
 }
 
 var bpftraceTemplate = template.Must(template.New("ioshape.bt").Parse(dscripts.Bpftrace))
@@ -123,6 +126,11 @@ func Render(t session.Target, seeds []int, self int) (session.Script, error) {
 		d.Filter = fmt.Sprintf("pid != %d", self)
 	}
 	d.SysFilter = "(" + d.Filter + ") && @sysoff == 0"
+	var bio []string
+	for _, dev := range session.BioBasedDevices("/sys/block") {
+		bio = append(bio, fmt.Sprintf("args->dev == %d", dev))
+	}
+	d.BioMatch = strings.Join(bio, " || ")
 	var match []string
 	for _, n := range t.Names {
 		match = append(match, fmt.Sprintf("comm == %q", session.Comm(n)))

@@ -129,7 +129,7 @@ func (s *Session) load() error {
 		s.coll.Close()
 		return err
 	}
-	for _, dev := range bioBasedDevices("/sys/block") {
+	for _, dev := range session.BioBasedDevices("/sys/block") {
 		if err := s.objs.Biodevs.Put(dev, uint8(1)); err != nil {
 			s.Close()
 			return fmt.Errorf("cannot list the bio-based devices: %w", err)

@@ -63,3 +63,6 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 
 // IOCgroup is "" on macOS: no cgroups.
 func IOCgroup(pid int) string { return "" }
+
+// BioBasedDevices is empty on macOS: the Linux block layer's notion.
+func BioBasedDevices(sysBlock string) []uint32 { return nil }

@@ -1,4 +1,4 @@
-package native
+package session
 
 import (
 	"os"
@@ -13,12 +13,12 @@ import (
 // bios would count each I/O twice.
 var nvmeHead = regexp.MustCompile(`^nvme[0-9]+n[0-9]+$`)
 
-// bioBasedDevices lists, in the kernel's dev_t encoding, the disks under
+// BioBasedDevices lists, in the kernel's dev_t encoding, the disks under
 // sysBlock (and their partitions) whose drivers take bios directly — zram,
 // brd, pmem — and so never reach the block_rq_* tracepoints. Stacked
 // devices (device-mapper, md: they have slaves) are left out: the requests
 // of the disks under them are what the drive saw.
-func bioBasedDevices(sysBlock string) []uint32 {
+func BioBasedDevices(sysBlock string) []uint32 {
 	disks, _ := os.ReadDir(sysBlock)
 	var out []uint32
 	for _, d := range disks {

@@ -1,0 +1,98 @@
+//go:build linux && e2e
+
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/testutil"
+)
+
+// validateSetupFailures are the harness's messages for a drive this machine
+// cannot give it: the test needs them, so they fail it under CI=true.
+var validateSetupFailures = []string{"no zram0 device", "zram0 is busy", "no cgroup v1 blkio controller"}
+
+// runValidate runs scripts/validate-predict.sh with env added.
+func runValidate(t *testing.T, env ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	c := exec.Command("bash", filepath.Join(testutil.Root(t), "scripts", "validate-predict.sh"))
+	c.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err = c.Run()
+	return out.String(), errb.String(), err
+}
+
+// The validation harness's reduced run, as CI runs it: the real zram drive
+// and the VM disk behind a cgroup v1 throttle are set up, benched, the
+// workloads recorded on each from a cold cache and predicted for the other
+// (and for themselves); the predictions stand against the measured runs.
+func TestValidatePredictQuick(t *testing.T) {
+	requireTracing(t)
+	if testBackend != "native" {
+		t.Skip("the harness records with the default backend")
+	}
+	stdout, stderr, err := runValidate(t, "QUICK=1")
+	if err != nil {
+		for _, why := range validateSetupFailures {
+			if strings.Contains(stderr, why) {
+				testutil.Unavailable(t, "the harness cannot set up its drives: %s", strings.TrimSpace(stderr))
+			}
+		}
+		t.Fatalf("harness: %v\n%s", err, stderr)
+	}
+	t.Logf("\n%s", stdout)
+	m := regexp.MustCompile(`cases (\d+): median \|predicted/measured - 1\| (\d+) %, worst off by ([0-9.]+)x, beyond 2x: (\d+); headline median (\d+) %`).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no summary line in:\n%s", stdout)
+	}
+	cases, _ := strconv.Atoi(m[1])
+	median, _ := strconv.Atoi(m[2])
+	beyond, _ := strconv.Atoi(m[4])
+	headline, _ := strconv.Atoi(m[5])
+	// Two workloads, every ordered pair of the two drives.
+	if cases != 8 || strings.Count(stdout, "\n| ") != 8 {
+		t.Errorf("%d cases, want 8", cases)
+	}
+	if median > 20 || beyond > 0 {
+		t.Errorf("median error %d %% (want ≤ 20 %%), %d cases beyond 2× (want none)", median, beyond)
+	}
+	if headline <= median {
+		t.Errorf("the headline (median error %d %%) predicted as well as the model (%d %%): nothing shown", headline, median)
+	}
+}
+
+// A zram device already in use is one line, and the harness stops before
+// touching anything.
+func TestValidateZramBusy(t *testing.T) {
+	requireTracing(t)
+	size := "/sys/block/zram0/disksize"
+	b, err := os.ReadFile(size)
+	if err != nil {
+		exec.Command("modprobe", "zram").Run()
+		if b, err = os.ReadFile(size); err != nil {
+			testutil.Unavailable(t, "no zram device: %v", err)
+		}
+	}
+	if strings.TrimSpace(string(b)) != "0" {
+		testutil.Unavailable(t, "zram0 is in use by something else")
+	}
+	if err := os.WriteFile(size, []byte("16M"), 0); err != nil {
+		testutil.Unavailable(t, "cannot size zram0: %v", err)
+	}
+	defer os.WriteFile("/sys/block/zram0/reset", []byte("1"), 0)
+	_, stderr, err := runValidate(t, "QUICK=1")
+	if err == nil || !strings.Contains(stderr, "zram0 is busy") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("err %v, stderr %q: want one line saying zram0 is busy", err, stderr)
+	}
+	if got, _ := os.ReadFile(size); strings.TrimSpace(string(got)) != "16777216" {
+		t.Errorf("the harness changed the busy device: disksize %q", got)
+	}
+}
