@@ -90,7 +90,7 @@ command_for() { # workload, dir
   local dir=$2
   case $1 in
     cp)          echo cp "$dir/big" "$dir/big.copy" ;;
-    tar-x)       echo sh -c "rm -rf '$dir/x' && mkdir '$dir/x' && tar xf '$dir/src.tar' -C '$dir/x' && sync" ;;
+    tar-x)       echo sh -c "mkdir '$dir/x' && tar xf '$dir/src.tar' -C '$dir/x' && sync" ;;
     grep-r)      echo grep -r -q no-such-string-zq "$dir/tree" ;;
     fsync-files) echo sh -c "mkdir -p '$dir/small' && for i in \$(seq 300); do dd if=/dev/zero of='$dir/small/f'\$i bs=8k count=1 conv=fsync status=none; done" ;;
     cold-start)  echo "$dir/prog" patterns --json ;;
@@ -108,7 +108,10 @@ for d in "${drives[@]}"; do
   for w in "${workloads[@]}"; do
     runs=()
     for k in $(seq "$repeat"); do
-      rm -rf "${dirs[$d]}/big.copy" "${dirs[$d]}/big.copy2" "${dirs[$d]}/small"
+      # Each run starts from the same state: what the last one wrote is
+      # removed (and the removal written out) before recording.
+      rm -rf "${dirs[$d]}/big.copy" "${dirs[$d]}/big.copy2" "${dirs[$d]}/small" "${dirs[$d]}/x"
+      sync
       read -r -a cmd <<< "$(command_for "$w" "${dirs[$d]}")"
       if [[ ${cmd[0]} == sh ]]; then cmd=(sh -c "${cmd[*]:2}"); fi
       out=$(run_on "$d" "$ioshape" --store "$store" record --cold --label "$w-$d-$k" --json -- "${cmd[@]}" 2>/dev/null || true)

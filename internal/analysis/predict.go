@@ -27,6 +27,15 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 		return nil, err
 	}
 	b := predict.NewBuilder()
+	if meta.Footer != nil {
+		var sync []event.Dev
+		for _, d := range meta.Footer.Devices {
+			if d.BioBased {
+				sync = append(sync, event.Dev{Major: d.Major, Minor: d.Minor})
+			}
+		}
+		b.SetSynchronous(sync)
+	}
 	if _, _, err := Events(ctx, path, "predicting", watch, func(e *event.Event) error {
 		b.Add(e)
 		return nil

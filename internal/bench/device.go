@@ -30,23 +30,16 @@ func deviceOf(dir string) (device, fstype string) {
 	return ds[0].Name, ds[0].FSType
 }
 
-// readaheadKB is the largest readahead request a disk gets: its
-// read_ahead_kb, capped by max_sectors_kb; 0 where sysfs does not say.
-func readaheadKB(disk string) int {
-	read := func(name string) int {
-		b, err := os.ReadFile(filepath.Join("/sys/block", disk, "queue", name))
-		if err != nil {
-			return 0
-		}
-		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		return n
-	}
+// queueKB reads one of a disk's queue settings in KiB (read_ahead_kb,
+// max_sectors_kb); 0 where sysfs does not say.
+func queueKB(disk, name string) int {
 	if disk == "" || strings.ContainsAny(disk, "/.") {
 		return 0
 	}
-	ra, maxKB := read("read_ahead_kb"), read("max_sectors_kb")
-	if maxKB > 0 && maxKB < ra {
-		return maxKB
+	b, err := os.ReadFile(filepath.Join("/sys/block", disk, "queue", name))
+	if err != nil {
+		return 0
 	}
-	return ra
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
 }

@@ -23,14 +23,16 @@ type Profile struct {
 	FSType string `json:"fstype,omitempty"`
 	// Cgroup is the cgroup whose I/O limits the bench ran under (blkio or
 	// io; empty: the root).
-	Cgroup string    `json:"cgroup,omitempty"`
-	// ReadaheadKB is the largest request readahead sends this drive —
-	// the disk's read_ahead_kb, capped by its max_sectors_kb — 0 if
+	Cgroup string `json:"cgroup,omitempty"`
+	// ReadaheadKB is the disk's readahead window (read_ahead_kb) and
+	// MaxRequestKB the largest request it takes (max_sectors_kb); 0 if
 	// unknown. A buffered sequential read reaches another drive in that
-	// drive's chunks, not the recording's.
-	ReadaheadKB int `json:"readahead_kb,omitempty"`
-	Date   time.Time `json:"date"`
-	Tool   string    `json:"tool"` // "fio-3.33", or where coarse numbers came from
+	// drive's chunks, window/request of them in flight, not the
+	// recording's.
+	ReadaheadKB  int       `json:"readahead_kb,omitempty"`
+	MaxRequestKB int       `json:"max_request_kb,omitempty"`
+	Date         time.Time `json:"date"`
+	Tool         string    `json:"tool"` // "fio-3.33", or where coarse numbers came from
 	// Buffered: the file system refused O_DIRECT, so the tests ran buffered
 	// with the page cache dropped before each.
 	Buffered bool `json:"buffered,omitempty"`
@@ -150,15 +152,21 @@ func (p *Profile) ServiceUs(op, access string, size int64, inflight float64) flo
 	return along(xs, ys, math.Log2(inflight))
 }
 
-// ReadaheadUs is the drive's time for a readahead request of size bytes:
-// readahead would have fetched it, with its neighbours, in this drive's
-// own chunks (ReadaheadKB), so it takes its share of such a chunk's time.
-func (p *Profile) ReadaheadUs(size int64, inflight float64) float64 {
-	chunk := int64(p.ReadaheadKB) << 10
-	if chunk <= size {
-		return p.ServiceUs("read", "seq", size, inflight)
+// StreamUs is the wall time a buffered sequential read of size bytes
+// takes on this drive: readahead fetches a stream in chunks of the window
+// or the largest request, whichever is smaller, with window ÷ chunk of
+// them in flight, so the bytes go at that shape's rate. NaN if the
+// profile does not say its readahead.
+func (p *Profile) StreamUs(size int64) float64 {
+	chunk, window := int64(p.ReadaheadKB)<<10, int64(p.ReadaheadKB)<<10
+	if p.MaxRequestKB > 0 && int64(p.MaxRequestKB)<<10 < chunk {
+		chunk = int64(p.MaxRequestKB) << 10
 	}
-	return p.ServiceUs("read", "seq", chunk, inflight) * float64(size) / float64(chunk)
+	if chunk <= 0 {
+		return math.NaN()
+	}
+	inflight := float64(max(window/chunk, 1))
+	return p.ServiceUs("read", "seq", chunk, inflight) / inflight * float64(size) / float64(chunk)
 }
 
 // shape is the points for an op and access. A coarse profile lacks sizes

@@ -165,6 +165,9 @@ type Device struct {
 	Disk   string `json:"disk,omitempty"` // the whole disk a partition belongs to
 	Mount  string `json:"mount,omitempty"`
 	FSType string `json:"fstype,omitempty"`
+	// BioBased: the driver takes bios directly (zram, brd, pmem), serving
+	// them in the submitter's context, on its CPU, before it returns.
+	BioBased bool `json:"bio_based,omitempty"`
 }
 
 // DevFromKernel splits a dev_t in the kernel's internal encoding (major in

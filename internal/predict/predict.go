@@ -1,8 +1,8 @@
 package predict
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"math"
 	"sort"
 
@@ -133,7 +133,10 @@ type request struct {
 	depth      int     // requests in flight when it arrived, itself included
 	fromUs     float64 // latency on the recording drive (its profile, or as recorded)
 	toUs       float64 // on the drive predicted for
-	covered    bool    // some call or wait of its process was outstanding
+	// The latencies are already the request's share of the wall time (a
+	// readahead stream's, at the drive's rate).
+	fromShared, toShared bool
+	covered              bool // some call or wait of its process was outstanding
 }
 
 // driveTime is how long a set of requests kept its waiter waiting on each
@@ -151,10 +154,17 @@ func driveTime(set []*request) (fromNs, toNs float64) {
 		}
 		ends.push(r.end)
 		together := float64(len(ends))
-		fromNs += r.fromUs * 1e3 / together
-		toNs += r.toUs * 1e3 / together
+		fromNs += r.fromUs * 1e3 / sharedAmong(r.fromShared, together)
+		toNs += r.toUs * 1e3 / sharedAmong(r.toShared, together)
 	}
 	return fromNs, toNs
+}
+
+func sharedAmong(shared bool, together float64) float64 {
+	if shared {
+		return 1
+	}
+	return together
 }
 
 // rescale is the time a stretch of length whole spent waiting for the
@@ -189,6 +199,18 @@ type Builder struct {
 	seen     bool
 	timed    bool  // the tracer timed sleeps (calls' blocked time, waits)
 	byEnd    []int // requests by completion
+	// synchronous devices serve a request on the submitter's CPU before it
+	// goes on (bio-based: zram, brd): their readahead is waited for too.
+	synchronous map[event.Dev]bool
+}
+
+// SetSynchronous names the devices that serve requests on the
+// submitter's CPU (bio-based drivers).
+func (b *Builder) SetSynchronous(devs []event.Dev) {
+	b.synchronous = map[event.Dev]bool{}
+	for _, d := range devs {
+		b.synchronous[d] = true
+	}
 }
 
 // NewBuilder returns an empty Builder.
@@ -328,25 +350,26 @@ func (b *Builder) serviceOnDrives(from, to *drive.Profile) {
 		access := accessOf(recent, r.dev, r.offset, r.size)
 		r.depth = len(ends)
 		recorded := float64(r.end-r.start) / 1e3
-		r.toUs = requestOn(to, r, access, recorded)
+		r.toUs, r.toShared = requestOn(to, r, access, recorded)
 		r.fromUs = recorded
 		if from != nil {
-			r.fromUs = requestOn(from, r, access, recorded)
+			r.fromUs, r.fromShared = requestOn(from, r, access, recorded)
 		}
 	}
 }
 
 // requestOn is d's latency for a block request, or fallback (µs) where d
-// lacks its direction. Readahead that continues a sequential stream goes
-// to each drive in that drive's own chunks (a small file's readahead is as
-// big as the file, whatever the drive).
-func requestOn(d *drive.Profile, r *request, access string, fallback float64) float64 {
-	if r.readahead && !r.write && access == "seq" && r.size >= streamMin && d.ReadaheadKB > 0 {
-		if us := d.ReadaheadUs(r.size, float64(r.depth)); !math.IsNaN(us) {
-			return us
+// lacks its direction; shared says it is already the request's share of
+// the wall time. Readahead that continues a sequential stream goes to each
+// drive in that drive's own chunks and depth (a small file's readahead is
+// as big as the file, whatever the drive).
+func requestOn(d *drive.Profile, r *request, access string, fallback float64) (us float64, shared bool) {
+	if r.readahead && !r.write && access == "seq" && r.size >= streamMin {
+		if us := d.StreamUs(r.size); !math.IsNaN(us) {
+			return us, true
 		}
 	}
-	return serviceOr(d, r.write, access, r.size, float64(r.depth), fallback)
+	return serviceOr(d, r.write, access, r.size, float64(r.depth), fallback), false
 }
 
 // streamMin is the smallest readahead request taken for a stream's:
@@ -445,15 +468,18 @@ func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
 			it.asleep = float64(min(it.blocked, it.end-it.start))
 		}
 	}
-	// Page faults: a process's own reads, not readahead, outside its calls
-	// and waits.
+	// Page faults: a process's own reads outside its calls and waits, not
+	// readahead (the fault goes on without it) unless the device serves it
+	// on the faulting CPU.
+	var faults []item
 	for i := range b.reqs {
 		r := &b.reqs[i]
-		if r.covered || r.kernel || r.write || r.readahead || b.during(r) {
+		if r.covered || r.kernel || r.write || r.readahead && !b.synchronous[r.dev] || b.during(r) {
 			continue
 		}
-		b.items = append(b.items, faultItem(r))
+		faults = append(faults, faultItem(r))
 	}
+	b.items = append(b.items, faults...)
 	sort.Slice(b.items, func(i, j int) bool { return b.items[i].start < b.items[j].start })
 	b.rescaleByProgram()
 }

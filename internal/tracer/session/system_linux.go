@@ -96,8 +96,16 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 		sys := fmt.Sprintf("/sys/dev/block/%d:%d", d.Major, d.Minor)
 		if real, err := filepath.EvalSymlinks(sys); err == nil {
 			td.Name = filepath.Base(real)
+			disk := real
 			if _, err := os.Stat(filepath.Join(real, "partition")); err == nil {
 				td.Disk = filepath.Base(filepath.Dir(real))
+				disk = filepath.Dir(real)
+			}
+			// A bio-based driver (zram, brd) has no request queue: no mq.
+			if _, err := os.Stat(filepath.Join(disk, "mq")); err != nil {
+				if _, err := os.Stat(filepath.Join(disk, "queue")); err == nil {
+					td.BioBased = true
+				}
 			}
 		}
 		if m, ok := mounts[d.String()]; ok {
