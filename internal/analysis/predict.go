@@ -108,22 +108,40 @@ type IologExport struct {
 	Direct bool // replay with direct I/O, as the application did
 	Async  bool // replay through an asynchronous engine
 	Depth  int  // with Async, the most in flight
+	// Threads, when set, are the threads that issued synchronous I/O side
+	// by side: a log each replays them in order (export.Iolog.Threads).
+	Threads []uint32
+}
+
+// CollectIolog reads the trace at path into an iolog, its files named
+// under dir if dir is set.
+func CollectIolog(ctx context.Context, path, dir string, watch Watch) (*export.Iolog, error) {
+	l := &export.Iolog{Dir: dir}
+	if _, _, err := Events(ctx, path, "exporting", watch, func(e *event.Event) error {
+		l.Add(e)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Describe says how an iolog replays, after one of its logs was written.
+func Describe(l *export.Iolog, files []export.File, ios int) IologExport {
+	x := IologExport{Files: files, IOs: ios, Layer: l.Layer(), Threads: l.Threads()}
+	x.Direct, x.Async, x.Depth = l.ReplayMode()
+	return x
 }
 
 // ExportIolog writes the trace at path as a fio version 3 iolog (see
 // export.Iolog), its files named under dir if dir is set.
 func ExportIolog(ctx context.Context, path, dir string, w io.Writer, watch Watch) (IologExport, error) {
-	l := export.Iolog{Dir: dir}
-	if _, _, err := Events(ctx, path, "exporting", watch, func(e *event.Event) error {
-		l.Add(e)
-		return nil
-	}); err != nil {
+	l, err := CollectIolog(ctx, path, dir, watch)
+	if err != nil {
 		return IologExport{}, err
 	}
 	files, n, err := l.Write(w)
-	x := IologExport{Files: files, IOs: n, Layer: l.Layer()}
-	x.Direct, x.Async, x.Depth = l.ReplayMode()
-	return x, err
+	return Describe(l, files, n), err
 }
 
 // ExportFioJob writes a fio job file with the shape of the trace at path:

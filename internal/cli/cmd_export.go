@@ -20,6 +20,7 @@ type exportOptions struct {
 	parquet, csv string
 	by           string
 	json         bool
+	perThread    bool
 }
 
 func newExportCommand(g *globals) *cobra.Command {
@@ -43,7 +44,10 @@ Export --fio-iolog writes fio's version 3 iolog of the recorded I/O: the reads,
 writes and flushes the traced processes asked for (the block layer's when the
 trace has none), in the order they were issued, with their times. Each recorded
 file becomes f1.dat, f2.dat… sized to the span the trace touched; the files and
-a fio command line that replays the log are printed on stderr.`,
+a fio command line that replays the log are printed on stderr. Where threads
+issued synchronous I/O side by side, order within each thread matters: with
+--per-thread, FILE.t1, FILE.t2… hold a log per thread, replayed as one fio job
+each, together.`,
 		Example: `  ioshape export launch-cold --fio-job launch.fio
   fio launch.fio
   ioshape export launch-cold --fio-iolog launch.iolog
@@ -59,6 +63,7 @@ a fio command line that replays the log are printed on stderr.`,
 	c.Flags().StringVar(&o.parquet, "parquet", "", "write one row per I/O as Parquet here (- for standard output)")
 	c.Flags().StringVar(&o.csv, "csv", "", "write one row per I/O as CSV here (- for standard output)")
 	c.Flags().BoolVar(&o.json, "json", false, "with --fio-job: print the jobs written as JSON on standard output")
+	c.Flags().BoolVar(&o.perThread, "per-thread", false, "with --fio-iolog FILE: a log per thread (FILE.t1, FILE.t2…) where threads issued synchronous I/O side by side")
 	return c
 }
 
@@ -76,6 +81,8 @@ func runExport(ctx context.Context, g *globals, o *exportOptions, arg string) er
 		return usageError{fmt.Errorf("--by %q: say phase or program", o.by)}
 	case o.json && (o.job == "" || o.job == "-"):
 		return usageError{errors.New("--json goes with --fio-job FILE (a file, as the JSON takes standard output)")}
+	case o.perThread && (o.iolog == "" || o.iolog == "-"):
+		return usageError{errors.New("--per-thread goes with --fio-iolog FILE (a file: it writes FILE.t1, FILE.t2…)")}
 	}
 	path, err := g.resolve(arg)
 	if err != nil {
@@ -86,6 +93,9 @@ func runExport(ctx context.Context, g *globals, o *exportOptions, arg string) er
 	}
 	if o.parquet != "" || o.csv != "" {
 		return exportRows(ctx, g, o, path)
+	}
+	if o.perThread {
+		return exportThreadLogs(ctx, g, o.iolog, path, arg)
 	}
 	var x analysis.IologExport
 	err = g.writeOutput(ctx, o.iolog, func(w io.Writer) error {
@@ -100,12 +110,76 @@ func runExport(ctx context.Context, g *globals, o *exportOptions, arg string) er
 	if n == 0 {
 		return fmt.Errorf("%s: no reads or writes to export", arg)
 	}
+	printIologFiles(g, n, files)
+	fmt.Fprintf(g.stderr, "replay, in a directory holding those files: fio %s\n", strings.Join(iologArgs([]string{o.iolog}, x), " "))
+	if len(x.Threads) > 1 {
+		fmt.Fprintf(g.stderr, "note: %d threads issued synchronous I/O side by side; --per-thread writes a log for each, to replay each in its own order\n", len(x.Threads))
+	}
+	return nil
+}
+
+// exportThreadLogs writes a log per thread, base.t1, base.t2…, or one
+// log (base) when the threads' order does not matter.
+func exportThreadLogs(ctx context.Context, g *globals, base, path, arg string) error {
+	l, err := analysis.CollectIolog(ctx, path, "", g.watch)
+	if err != nil {
+		return err
+	}
+	logs, x, err := writeThreadLogs(l, base, func(name string, write func(io.Writer) error) error {
+		return g.writeOutput(ctx, name, write)
+	})
+	if err != nil {
+		return err
+	}
+	if x.IOs == 0 {
+		return fmt.Errorf("%s: no reads or writes to export", arg)
+	}
+	printIologFiles(g, x.IOs, x.Files)
+	if len(logs) == 1 {
+		fmt.Fprintf(g.stderr, "one log (%s): no threads issued synchronous I/O side by side\n", logs[0])
+	}
+	fmt.Fprintf(g.stderr, "replay, in a directory holding those files: fio %s\n", strings.Join(iologArgs(logs, x), " "))
+	return nil
+}
+
+// writeThreadLogs writes l as a log per thread (base.t1…) when its threads
+// issued synchronous I/O side by side, else as one log, base; it returns
+// the logs' names and what they hold.
+func writeThreadLogs(l *export.Iolog, base string, create func(name string, write func(io.Writer) error) error) ([]string, analysis.IologExport, error) {
+	threads := l.Threads()
+	if len(threads) == 0 {
+		var files []export.File
+		var n int
+		err := create(base, func(w io.Writer) (err error) {
+			files, n, err = l.Write(w)
+			return err
+		})
+		return []string{base}, analysis.Describe(l, files, n), err
+	}
+	var logs []string
+	var files []export.File
+	total := 0
+	for i, tid := range threads {
+		name := fmt.Sprintf("%s.t%d", base, i+1)
+		err := create(name, func(w io.Writer) error {
+			fs, n, err := l.WriteThread(w, tid)
+			files, total = fs, total+n
+			return err
+		})
+		if err != nil {
+			return nil, analysis.IologExport{}, err
+		}
+		logs = append(logs, name)
+	}
+	return logs, analysis.Describe(l, files, total), nil
+}
+
+func printIologFiles(g *globals, n int, files []export.File) {
 	fmt.Fprintf(g.stderr, "%s I/Os on %d files:", report.Count(int64(n)), len(files))
 	for _, f := range files {
 		fmt.Fprintf(g.stderr, " %s (%s, %s)", f.Name, f.Dev, report.Bytes(f.Size))
 	}
-	fmt.Fprintf(g.stderr, "\nreplay, in a directory holding those files: fio %s\n", strings.Join(iologArgs(o.iolog, x), " "))
-	return nil
+	fmt.Fprintln(g.stderr)
 }
 
 func exportJob(ctx context.Context, g *globals, o *exportOptions, path, arg string) error {

@@ -200,12 +200,14 @@ func prepareReplay(ctx context.Context, g *globals, mode, fio, path, work string
 }
 
 func prepareIolog(ctx context.Context, g *globals, fio, path, work string) ([]string, error) {
-	logFile := filepath.Join(work, replayLog)
-	var x analysis.IologExport
-	if err := createWith(logFile, func(w io.Writer) (err error) {
-		x, err = analysis.ExportIolog(ctx, path, work, w, g.watch)
-		return err
-	}); err != nil {
+	l, err := analysis.CollectIolog(ctx, path, work, g.watch)
+	if err != nil {
+		return nil, err
+	}
+	// Threads that issued synchronous I/O side by side replay as a job
+	// each, in their own order.
+	logs, x, err := writeThreadLogs(l, filepath.Join(work, replayLog), createWith)
+	if err != nil {
 		return nil, err
 	}
 	files := x.Files
@@ -220,25 +222,38 @@ func prepareIolog(ctx context.Context, g *globals, fio, path, work string) ([]st
 		return nil, err
 	}
 	fmt.Fprintf(g.stderr, "writing %d files (%s) for the iolog in %s\n", len(files), report.Bytes(total), work)
+	if len(logs) > 1 {
+		fmt.Fprintf(g.stderr, "%d threads issued synchronous I/O side by side: a log and a fio job each\n", len(logs))
+	}
 	for _, file := range files {
 		if err := fillFile(file.Name, file.Size); err != nil {
 			return nil, err
 		}
 	}
 	// The page cache is dropped before the recording (--cold).
-	return append(append([]string{fio}, iologArgs(logFile, x)...), "--output="+filepath.Join(work, replayReport), "--output-format=json"), nil
+	return append(append([]string{fio}, iologArgs(logs, x)...), "--output="+filepath.Join(work, replayReport), "--output-format=json"), nil
 }
 
-// iologArgs are fio's arguments to replay an iolog as the application
-// issued it: buffered or direct, synchronously or through a queue deep
-// enough for any depth it reached.
-func iologArgs(logFile string, x analysis.IologExport) []string {
-	args := []string{"--name=replay", "--read_iolog=" + logFile, "--ioengine=psync"}
-	if x.Async {
-		args = []string{"--name=replay", "--read_iolog=" + logFile, "--ioengine=libaio", fmt.Sprintf("--iodepth=%d", x.Depth)}
-	}
-	if x.Direct {
-		args = append(args, "--direct=1")
+// iologArgs are fio's arguments to replay iologs as the application
+// issued them: a job per log (a thread's, or the whole trace's), buffered
+// or direct, synchronously or through a queue deep enough for any depth
+// it reached.
+func iologArgs(logs []string, x analysis.IologExport) []string {
+	var args []string
+	for i, log := range logs {
+		name := "replay"
+		if len(logs) > 1 {
+			name = fmt.Sprintf("t%d", i+1)
+		}
+		args = append(args, "--name="+name, "--read_iolog="+log)
+		if x.Async && len(logs) == 1 {
+			args = append(args, "--ioengine=libaio", fmt.Sprintf("--iodepth=%d", x.Depth))
+		} else {
+			args = append(args, "--ioengine=psync")
+		}
+		if x.Direct {
+			args = append(args, "--direct=1")
+		}
 	}
 	return args
 }

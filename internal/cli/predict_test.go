@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/testutil"
@@ -35,6 +37,43 @@ func TestPredictJSON(t *testing.T) {
 	}
 }
 
+// Predicting for the drive a trace was recorded on gives back its
+// duration: --from names that drive's profile, here the same as --drive;
+// for another drive, the prediction says which profile it took out.
+func TestPredictFromTheRecordingDrive(t *testing.T) {
+	trace := testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace")
+	dir := t.TempDir()
+	write := func(name string, read, wr []float64) string {
+		p, err := drive.Coarse(name, read, wr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".json")
+		b, _ := json.Marshal(p)
+		os.WriteFile(path, b, 0o644)
+		return path
+	}
+	here := write("here", []float64{900, 400, 300, 30}, []float64{800, 350, 250, 60})
+	there := write("there", []float64{3000, 1500, 800, 50}, []float64{2500, 1400, 700, 120})
+	run := func(from, to string) predict.Result {
+		r := ioshape(t, nil, "--store", t.TempDir(), "predict", "--json", "--from", from, "--drive", to, trace)
+		if r.code != 0 {
+			t.Fatalf("predict: %s", r.stderr)
+		}
+		var res predict.Result
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := run(here, here); math.Abs(res.PredictedS-res.RecordedS) > 0.002 || res.From != "here" {
+		t.Errorf("on the recording drive: predicted %v s, recorded %v s (from %q)", res.PredictedS, res.RecordedS, res.From)
+	}
+	if res := run(here, there); res.From != "here" || !(res.PredictedS < res.RecordedS) {
+		t.Errorf("on a faster drive: predicted %v s, recorded %v s (from %q)", res.PredictedS, res.RecordedS, res.From)
+	}
+}
+
 // Each way predict can fail says so in one line, with a non-zero exit.
 func TestPredictErrors(t *testing.T) {
 	store := t.TempDir()
@@ -48,6 +87,7 @@ func TestPredictErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"predict", "--drive", "nosuch", trace}, `no drive profile "nosuch"`},
+		{[]string{"predict", "--adm-read", "3000,1500,800,50", "--from", "nosuch", trace}, `no drive profile "nosuch"`},
 		{[]string{"predict", trace}, "name the drive"},
 		{[]string{"predict", "--adm-read", "1,2,3", trace}, "four AmorphousDiskMark numbers"},
 		{[]string{"predict", "--adm-read", "3000,1500,800,50", noIO}, "no reads or writes to predict"},
@@ -160,5 +200,45 @@ func TestReportAndCompareShowThePrediction(t *testing.T) {
 	r = ioshape(t, nil, "--store", store, "report", "-o", "-", "--predict-on", "no-such-drive", trace)
 	if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 		t.Errorf("unknown drive: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// Two threads reading side by side: --per-thread writes a log each and
+// the fio command that replays them as a job each; with standard output it
+// is a usage error.
+func TestExportIologPerThread(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "threads.iotrace")
+	w, err := tracefile.Create(trace, tracefile.Header{Tool: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(0); i < 50; i++ {
+		for tid := uint32(1); tid <= 2; tid++ {
+			at := i*1_000_000 + int64(tid)*100_000
+			w.Write(&event.Event{Layer: event.Syscall, Op: event.Read, Call: event.CallPread64, Start: at, End: at + 600_000,
+				Dev: event.Dev{Major: 8, Minor: 1}, Inode: 12, Offset: i * 4096, Size: 4096, Bytes: 4096, Pid: 1, Tid: tid, Comm: "app"})
+		}
+	}
+	w.Close(tracefile.Footer{DurationNs: 50_000_000})
+	log := filepath.Join(dir, "out.iolog")
+	r := ioshape(t, nil, "--store", t.TempDir(), "export", "--per-thread", "--fio-iolog", log, trace)
+	if r.code != 0 {
+		t.Fatalf("export: %s", r.stderr)
+	}
+	for _, name := range []string{log + ".t1", log + ".t2"} {
+		b, err := os.ReadFile(name)
+		if err != nil || strings.Count(string(b), " read ") != 50 {
+			t.Errorf("%s: %v, %d reads", name, err, strings.Count(string(b), " read "))
+		}
+	}
+	for _, want := range []string{"--name=t1 --read_iolog=" + log + ".t1", "--name=t2 --read_iolog=" + log + ".t2"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	r = ioshape(t, nil, "--store", t.TempDir(), "export", "--per-thread", "--fio-iolog", "-", trace)
+	if r.code != 2 || !strings.Contains(r.stderr, "--per-thread goes with --fio-iolog FILE") {
+		t.Errorf("--per-thread to standard output: exit %d, %q", r.code, r.stderr)
 	}
 }

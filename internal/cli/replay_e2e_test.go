@@ -41,6 +41,8 @@ func TestReplayRoundTrip(t *testing.T) {
 		{"fio random 4K QD1, 200 µs think time", fioRun("--rw=randread", "--bs=4k", "--ioengine=psync", "--thinktime=200"), []string{"job", "iolog"}},
 		{"fio sequential 1M write", fioRun("--rw=write", "--bs=1M", "--ioengine=psync"), []string{"job", "iolog"}},
 		{"fio random 4K libaio QD8", fioRun("--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=8"), []string{"job", "iolog"}},
+		// Four threads side by side: a log each, replayed as four jobs.
+		{"fio random 4K, 4 psync jobs", fioRun("--rw=randread", "--bs=4k", "--ioengine=psync", "--numjobs=4", "--thread"), []string{"job", "iolog"}},
 		{"cp, cold", []string{"--cold", "--", "cp", tarball, filepath.Join(dir, "copy.tar")}, []string{"iolog"}},
 		{"tar -x", []string{"--", "tar", "xf", tarball, "-C", tree}, []string{"iolog"}},
 		{"grep -r, cold", []string{"--cold", "--", "grep", "-r", "-q", "no-such-string-zq", tree}, []string{"iolog"}},

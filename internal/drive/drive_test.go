@@ -79,3 +79,27 @@ func TestReadRejects(t *testing.T) {
 		}
 	}
 }
+
+// A buffered sequential read goes to a drive in its own readahead chunks,
+// window ÷ chunk of them in flight, at that shape's rate; a profile that
+// does not say its readahead cannot tell.
+func TestStreamUs(t *testing.T) {
+	p := &Profile{ReadaheadKB: 8192, MaxRequestKB: 4096}
+	for _, d := range []int{1, 4} {
+		for _, size := range []int64{1 << 20, 4 << 20} {
+			// 1000 MB/s at one in flight, 2000 MB/s at four.
+			rate := 1000.0 * float64(d+2) / 3
+			p.Points = append(p.Points, Point{Op: "read", Access: "seq", SizeBytes: size, Depth: d, Jobs: 1,
+				LatUs: float64(size) * float64(d) / rate})
+		}
+	}
+	// 4 MiB chunks, two in flight: latency interpolated between depths 1
+	// and 4 on log₂ depth, halved; 128 KiB takes 1/32 of that.
+	lat2 := (4.0*(1<<20)/1000 + 4*4.0*(1<<20)/2000) / 2
+	if got, want := p.StreamUs(128<<10), lat2/2/32; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("StreamUs(128 KiB) = %v µs, want %v", got, want)
+	}
+	if got := (&Profile{Points: p.Points}).StreamUs(128 << 10); !math.IsNaN(got) {
+		t.Errorf("without readahead settings: %v, want NaN", got)
+	}
+}

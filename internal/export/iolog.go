@@ -81,6 +81,7 @@ func (l *Iolog) maxDepth() int {
 type ioRec struct {
 	start  int64
 	end    int64
+	tid    uint32
 	key    fileKey
 	layer  event.Layer
 	op     event.Op
@@ -117,7 +118,7 @@ func (l *Iolog) Add(e *event.Event) {
 	if e.Layer == event.Syscall {
 		k.inode = e.Inode
 	}
-	l.ios = append(l.ios, ioRec{start: e.Start, end: e.End, key: k, layer: e.Layer, op: e.Op, offset: e.Offset, size: e.Size})
+	l.ios = append(l.ios, ioRec{start: e.Start, end: e.End, tid: e.Tid, key: k, layer: e.Layer, op: e.Op, offset: e.Offset, size: e.Size})
 }
 
 // Layer is the layer the iolog replays.
@@ -128,9 +129,58 @@ func (l *Iolog) Layer() event.Layer {
 	return event.Block
 }
 
+// Threads are the threads whose I/O a per-thread replay gives a log each,
+// in the order of their first I/O, when order within a thread matters:
+// two or more threads issued synchronous I/O at the same time (each waited
+// for its own before the next, so one log at their combined depth would
+// replay them in the wrong order, or all at once). Nil otherwise: one log
+// replays it.
+func (l *Iolog) Threads() []uint32 {
+	if l.Layer() != event.Syscall || l.async*2 > l.data {
+		return nil
+	}
+	type span struct{ first, last int64 }
+	spans := map[uint32]*span{}
+	var order []uint32
+	for _, x := range l.ios {
+		if x.layer != event.Syscall {
+			continue
+		}
+		s := spans[x.tid]
+		if s == nil {
+			spans[x.tid] = &span{x.start, x.end}
+			order = append(order, x.tid)
+			continue
+		}
+		s.first, s.last = min(s.first, x.start), max(s.last, x.end)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return spans[order[i]].first < spans[order[j]].first })
+	for i := 1; i < len(order); i++ {
+		for _, other := range order[:i] {
+			a, b := spans[order[i]], spans[other]
+			if a.first < b.last && b.first < a.last {
+				return order
+			}
+		}
+	}
+	return nil
+}
+
 // Write writes the iolog and returns the files it names and how many
 // I/O lines it wrote.
 func (l *Iolog) Write(w io.Writer) (files []File, n int, err error) {
+	return l.write(w, func(ioRec) bool { return true })
+}
+
+// WriteThread writes the iolog of one thread's I/O (see Threads): the
+// files are named and sized as in the whole log, so the logs of all the
+// threads replay together on one set of files, each log from the first
+// I/O of the whole trace.
+func (l *Iolog) WriteThread(w io.Writer, tid uint32) (files []File, n int, err error) {
+	return l.write(w, func(x ioRec) bool { return x.tid == tid })
+}
+
+func (l *Iolog) write(w io.Writer, keep func(ioRec) bool) (files []File, n int, err error) {
 	layer := l.Layer()
 	ios := l.ios[:0:0]
 	for _, x := range l.ios {
@@ -174,14 +224,31 @@ func (l *Iolog) Write(w io.Writer) (files []File, n int, err error) {
 	if len(ios) > 0 {
 		first = ios[0].start
 	}
+	// This log's files: all of them for the whole log, those it uses for
+	// one thread's.
+	uses := map[fileKey]bool{}
+	for _, x := range ios {
+		if keep(x) {
+			uses[x.key] = true
+		}
+	}
+	var mine []fileKey
 	for _, k := range order {
+		if uses[k] {
+			mine = append(mine, k)
+		}
+	}
+	for _, k := range mine {
 		fmt.Fprintf(bw, "0 %s add\n", byKey[k].Name)
 	}
-	for _, k := range order {
+	for _, k := range mine {
 		fmt.Fprintf(bw, "0 %s open\n", byKey[k].Name)
 	}
 	last := int64(0)
 	for _, x := range ios {
+		if !keep(x) {
+			continue
+		}
 		f := byKey[x.key]
 		last = (x.start - first) / 1000
 		switch {
@@ -192,7 +259,7 @@ func (l *Iolog) Write(w io.Writer) (files []File, n int, err error) {
 		}
 		n++
 	}
-	for _, k := range order {
+	for _, k := range mine {
 		fmt.Fprintf(bw, "%d %s close\n", last, byKey[k].Name)
 	}
 	return files, n, bw.Flush()

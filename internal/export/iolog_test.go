@@ -54,3 +54,57 @@ func TestIolog(t *testing.T) {
 		t.Errorf("block only: %d %+v\n%s", n, files, out.String())
 	}
 }
+
+// Two threads reading side by side, each waiting for its own reads: a log
+// each, on the same files, timed from the trace's first I/O; one thread
+// after another, or asynchronous I/O, needs one log.
+func TestIologThreads(t *testing.T) {
+	dev := event.Dev{Major: 8, Minor: 1}
+	var l Iolog
+	for i := int64(0); i < 4; i++ {
+		for tid := uint32(1); tid <= 2; tid++ {
+			at := i*1_000_000 + int64(tid)*100_000
+			l.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 500_000, Dev: dev, Inode: uint64(tid),
+				Offset: i * 4096, Size: 4096, Tid: tid})
+		}
+	}
+	threads := l.Threads()
+	if len(threads) != 2 || threads[0] != 1 || threads[1] != 2 {
+		t.Fatalf("threads %v, want [1 2]", threads)
+	}
+	var whole, t2 bytes.Buffer
+	all, n, _ := l.Write(&whole)
+	files, n2, err := l.WriteThread(&t2, 2)
+	if err != nil || n != 8 || n2 != 4 || len(files) != len(all) || files[1].Name != all[1].Name {
+		t.Fatalf("whole %d I/Os %+v; thread 2 %d I/Os %+v (%v)", n, all, n2, files, err)
+	}
+	want := `fio version 3 iolog
+0 f2.dat add
+0 f2.dat open
+100 f2.dat read 0 4096
+1100 f2.dat read 4096 4096
+2100 f2.dat read 8192 4096
+3100 f2.dat read 12288 4096
+3100 f2.dat close
+`
+	if t2.String() != want {
+		t.Errorf("thread 2's log:\n%s\nwant:\n%s", t2.String(), want)
+	}
+
+	var serial Iolog
+	for tid := uint32(1); tid <= 2; tid++ {
+		at := int64(tid) * 10_000_000
+		serial.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 500_000, Dev: dev, Inode: 1, Size: 4096, Tid: tid})
+	}
+	if th := serial.Threads(); th != nil {
+		t.Errorf("one thread after another: %v, want one log", th)
+	}
+	var async Iolog
+	for tid := uint32(1); tid <= 2; tid++ {
+		async.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Call: event.CallAioRead, Flags: event.FlagAsync, Start: 0, End: 500_000,
+			Dev: dev, Inode: 1, Size: 4096, Tid: tid})
+	}
+	if th := async.Threads(); th != nil {
+		t.Errorf("asynchronous I/O: %v, want one log", th)
+	}
+}

@@ -55,6 +55,7 @@ var limits = []string{
 	"syscall layer: memory-mapped I/O is not seen (the block layer still sees it)",
 	"syscall layer: an io_uring request counts as outstanding from submission until the kernel posts its completion, not until the application reaps it, so io_uring queue depth can read lower than the application's",
 	"block layer: requests are matched by device and sector; a request in flight when recording began or ended is counted as unmatched",
+	"waiting: calls' sleeps and page-fault waits are not timed (the native backend times them), so predict cannot tell a call's computation from its waiting",
 }
 
 // Run records until the target ends, the duration passes, the launch goes

@@ -1,0 +1,185 @@
+//go:build linux && e2e
+
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/testutil"
+)
+
+// tsvEvent is one line of `ioshape events`.
+type tsvEvent struct {
+	layer, op, call, comm, flags string
+	start, end, size             int64
+	blocked                      int64 // -1: not timed
+	dev                          string
+	pid                          int
+}
+
+func traceEvents(t *testing.T, store, id string) []tsvEvent {
+	t.Helper()
+	r := ioshape(t, nil, "--store", store, "events", id)
+	if r.code != 0 {
+		t.Fatalf("events: %s", r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var out []tsvEvent
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		if len(f) != 17 {
+			t.Fatalf("events line %q: %d fields", l, len(f))
+		}
+		num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+		e := tsvEvent{layer: f[0], op: f[1], call: f[2], start: num(f[3]), end: num(f[5]), dev: f[6], size: num(f[9]),
+			pid: int(num(f[12])), comm: f[14], flags: f[15], blocked: -1}
+		if f[16] != "" {
+			e.blocked = num(f[16])
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// The native backend times what a call waited for: direct 4 KiB random
+// reads spend most of each call asleep for the drive, and fio's think
+// time between them — an interruptible sleep — is not taken for waiting.
+func TestRecordTimesWaiting(t *testing.T) {
+	requireTracing(t)
+	if testBackend != "native" {
+		t.Skip("only the native backend times sleeps")
+	}
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 128)
+	id, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=4k", "--ioengine=psync", "--thinktime=500")...)
+	var dur, blocked, waits, waited int64
+	n := 0
+	for _, e := range traceEvents(t, store, id) {
+		switch {
+		case e.call == "pread64" && e.comm == "fio" && strings.Contains(e.flags, "direct"):
+			if e.blocked < 0 || e.blocked > e.end-e.start {
+				t.Fatalf("a direct read's blocked time is %d of %d ns", e.blocked, e.end-e.start)
+			}
+			dur += e.end - e.start
+			blocked += e.blocked
+			n++
+		case e.call == "wait" && e.comm == "fio":
+			waits++
+			waited += e.end - e.start
+		}
+	}
+	if n < 500 {
+		t.Fatalf("%d direct reads", n)
+	}
+	if blocked*2 < dur {
+		t.Errorf("direct reads waited %d of %d ns: want most of it", blocked, dur)
+	}
+	// 500 µs of think time per read: as long as the reads themselves, and
+	// none of it a wait.
+	if waited*10 > int64(n)*500_000 {
+		t.Errorf("%d waits of %d ns outside the reads: think time taken for waiting", waits, waited)
+	}
+}
+
+// A program started cold from the drive waits for its page faults, which
+// make no system call: the trace shows its waits, and the block reads that
+// ended them.
+func TestRecordPageFaultWaits(t *testing.T) {
+	requireTracing(t)
+	if testBackend != "native" {
+		t.Skip("only the native backend records waits")
+	}
+	dir, store := workdir(t), t.TempDir()
+	prog := filepath.Join(dir, "prog")
+	self, err := exec.LookPath("fio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := record(t, store, "--cold", "--", prog, "--version")
+	var waits int
+	var faults []tsvEvent
+	evs := traceEvents(t, store, id)
+	for _, e := range evs {
+		if e.comm != "prog" {
+			continue
+		}
+		if e.call == "wait" {
+			waits++
+		}
+		if e.layer == "block" && e.op == "read" {
+			faults = append(faults, e)
+		}
+	}
+	if waits == 0 || len(faults) == 0 {
+		t.Fatalf("a cold start: %d waits, %d block reads", waits, len(faults))
+	}
+	// Each synchronous read ended some wait of the program's.
+	ended := 0
+	for _, f := range faults {
+		for _, e := range evs {
+			if e.comm == "prog" && e.call == "wait" && f.end >= e.start && f.end <= e.end+50_000 {
+				ended++
+				break
+			}
+		}
+	}
+	if ended == 0 {
+		t.Errorf("none of the program's %d block reads ended one of its %d waits", len(faults), waits)
+	}
+}
+
+// zram is a bio-based device: its I/O never reaches the block request
+// tracepoints, and ioshape traces its bios instead — every read fio made
+// is at the block layer, on zram0.
+func TestRecordBioBasedDevice(t *testing.T) {
+	requireTracing(t)
+	size := "/sys/block/zram0/disksize"
+	if _, err := os.Stat(size); err != nil {
+		exec.Command("modprobe", "zram").Run()
+	}
+	b, err := os.ReadFile(size)
+	if err != nil {
+		testutil.Unavailable(t, "no zram device: %v", err)
+	}
+	if strings.TrimSpace(string(b)) != "0" {
+		testutil.Unavailable(t, "zram0 is in use by something else")
+	}
+	if err := os.WriteFile(size, []byte("256M"), 0); err != nil {
+		testutil.Unavailable(t, "cannot size zram0: %v", err)
+	}
+	defer os.WriteFile("/sys/block/zram0/reset", []byte("1"), 0)
+	dir, store := workdir(t), t.TempDir()
+	prep := exec.Command("fio", "--name=prep", "--filename=/dev/zram0", "--size=128M", "--rw=write", "--bs=1M", "--direct=1", "--output=/dev/null")
+	if out, err := prep.CombinedOutput(); err != nil {
+		t.Fatalf("fio prep: %v %s", err, out)
+	}
+	id, _ := record(t, store, append([]string{"--", "fio", "--name=job", "--filename=/dev/zram0", "--size=128M",
+		"--runtime=1", "--time_based", "--direct=1", "--rw=randread", "--bs=4k", "--ioengine=psync"}, fioReport(dir)...)...)
+	s := showJSON(t, store, id)
+	did, _ := fioReads(t, dir)
+	var onZram int64
+	for _, d := range s.Devices {
+		if d.Device == "zram0" && d.Block != nil {
+			onZram = d.Block.Reads
+			if d.Block.SizeBytes.P50 != 4096 {
+				t.Errorf("zram0 block size p50 %d, want 4096", d.Block.SizeBytes.P50)
+			}
+		}
+	}
+	if onZram+s.Trace.LostEvents < did*99/100 || onZram > did+100 {
+		t.Errorf("fio read %d times from zram0; the block layer has %d there (%d lost)", did, onZram, s.Trace.LostEvents)
+	}
+}
