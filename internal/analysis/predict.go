@@ -63,6 +63,7 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 	if from == nil {
 		from = RecordedOn(meta, b.DeviceBytes(), known)
 	}
+	b.SetUnthrottled(unthrottled(from, known), unthrottled(to, known))
 	return b.Predict(from, to, recorded, bounds)
 }
 
@@ -95,6 +96,23 @@ func RecordedOn(meta tracefile.Meta, byDev map[event.Dev]int64, known []*drive.P
 		}
 		if best == nil || p.Date.After(best.Date) {
 			best = p
+		}
+	}
+	return best
+}
+
+// unthrottled is, for a drive benched inside a cgroup v1 blkio cgroup,
+// the newest profile of the same disk outside any cgroup — the drive
+// buffered writeback reaches, as v1's limits do not see it; nil when p is
+// not such a drive or none is known.
+func unthrottled(p *drive.Profile, known []*drive.Profile) *drive.Profile {
+	if p == nil || p.Cgroup == "" || !p.CgroupV1 {
+		return nil
+	}
+	var best *drive.Profile
+	for _, k := range known {
+		if !k.Coarse && k.Cgroup == "" && k.Host == p.Host && k.Device == p.Device && (best == nil || k.Date.After(best.Date)) {
+			best = k
 		}
 	}
 	return best

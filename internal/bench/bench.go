@@ -220,7 +220,7 @@ func describe(cfg Config, file, fio string, direct bool) *drive.Profile {
 		p.Tool = strings.TrimSpace(string(out))
 	}
 	p.Device, p.FSType = deviceOf(p.Dir)
-	p.Cgroup = session.IOCgroup(os.Getpid())
+	p.Cgroup, p.CgroupV1 = session.IOCgroup(os.Getpid())
 	p.ReadaheadKB, p.MaxRequestKB = queueKB(p.Device, "read_ahead_kb"), queueKB(p.Device, "max_sectors_kb")
 	if p.Name == "" {
 		p.Name = p.Device

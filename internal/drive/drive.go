@@ -24,6 +24,10 @@ type Profile struct {
 	// Cgroup is the cgroup whose I/O limits the bench ran under (blkio or
 	// io; empty: the root).
 	Cgroup string `json:"cgroup,omitempty"`
+	// CgroupV1: Cgroup is cgroup v1's blkio controller, whose limits do
+	// not reach buffered writeback (the flusher threads write from the
+	// root cgroup).
+	CgroupV1 bool `json:"cgroup_v1,omitempty"`
 	// ReadaheadKB is the disk's readahead window (read_ahead_kb) and
 	// MaxRequestKB the largest request it takes (max_sectors_kb); 0 if
 	// unknown. A buffered sequential read reaches another drive in that

@@ -1,10 +1,11 @@
 package predict
 
 import (
+	"cmp"
 	"errors"
-	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
@@ -129,10 +130,13 @@ type request struct {
 	dev        event.Dev
 	write      bool
 	kernel     bool
-	readahead  bool
-	depth      int     // requests in flight when it arrived, itself included
-	fromUs     float64 // latency on the recording drive (its profile, or as recorded)
-	toUs       float64 // on the drive predicted for
+	// flusher: issued by a kernel thread that writes back or journals for
+	// everyone (not a per-CPU worker dispatching someone's held I/O).
+	flusher   bool
+	readahead bool
+	depth     int     // requests in flight when it arrived, itself included
+	fromUs    float64 // latency on the recording drive (its profile, or as recorded)
+	toUs      float64 // on the drive predicted for
 	// The latencies are already the request's share of the wall time (a
 	// readahead stream's, at the drive's rate).
 	fromShared, toShared bool
@@ -191,17 +195,35 @@ type Builder struct {
 	items    []item
 	reqs     []request
 	comms    map[uint32]string
-	moved    [2]int64 // bytes read, written by the drive
-	sysBytes [2]int64 // by the application
-	devBytes map[event.Dev]int64
-	first    int64
-	last     int64
-	seen     bool
-	timed    bool  // the tracer timed sleeps (calls' blocked time, waits)
-	byEnd    []int // requests by completion
+	moved    [2]int64            // bytes read, written by the drive
+	sysBytes [2]int64            // by the application
+	devBytes map[event.Dev]int64 // block layer
+	// sysDevBytes is the syscall layer's, by file system device.
+	sysDevBytes map[event.Dev]int64
+	first       int64
+	last        int64
+	seen        bool
+	timed       bool  // the tracer timed sleeps (calls' blocked time, waits)
+	byEnd       []int // requests by completion
 	// synchronous devices serve a request on the submitter's CPU before it
 	// goes on (bio-based: zram, brd): their readahead is waited for too.
 	synchronous map[event.Dev]bool
+	unthrottled [2]*drive.Profile // from, to
+}
+
+// isFlusher says whether a kernel thread's name is a writeback flusher's
+// or the journal's: unbound workers (kworker/u…) and jbd2. A per-CPU
+// worker (kworker/1:1) dispatching a throttled cgroup's held bios is not.
+func isFlusher(comm string) bool {
+	return strings.HasPrefix(comm, "kworker/u") || strings.HasPrefix(comm, "jbd2/")
+}
+
+// SetUnthrottled gives the profiles, without the recording's and the new
+// drive's cgroup limits, that the flushers' writes go at: cgroup v1's
+// blkio controller does not see buffered writeback. Nil: the same
+// profiles as the rest.
+func (b *Builder) SetUnthrottled(from, to *drive.Profile) {
+	b.unthrottled = [2]*drive.Profile{from, to}
 }
 
 // SetSynchronous names the devices that serve requests on the
@@ -215,7 +237,7 @@ func (b *Builder) SetSynchronous(devs []event.Dev) {
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
-	return &Builder{comms: map[uint32]string{}, devBytes: map[event.Dev]int64{}}
+	return &Builder{comms: map[uint32]string{}, devBytes: map[event.Dev]int64{}, sysDevBytes: map[event.Dev]int64{}}
 }
 
 // Add takes one event, in any order.
@@ -240,7 +262,7 @@ func (b *Builder) Add(e *event.Event) {
 		}
 		if e.Op.IsData() {
 			b.sysBytes[boolIdx(w)] += e.Bytes
-			b.devBytes[e.Dev] += e.Bytes
+			b.sysDevBytes[e.Dev] += e.Bytes
 		}
 		if e.Flags&event.FlagCopySource != 0 {
 			return // the same call as its write half
@@ -264,18 +286,30 @@ func (b *Builder) Add(e *event.Event) {
 		b.items = append(b.items, it)
 	case event.Block:
 		if e.Op.IsData() {
+			kernel := e.Flags&event.FlagKernel != 0
 			b.reqs = append(b.reqs, request{start: e.Start, end: e.End, size: e.Size, offset: e.Offset, pid: e.Pid, tid: e.Tid, dev: e.Dev,
-				write: w, kernel: e.Flags&event.FlagKernel != 0, readahead: e.Flags&event.FlagReadahead != 0})
+				write: w, kernel: kernel, flusher: kernel && isFlusher(e.Comm), readahead: e.Flags&event.FlagReadahead != 0})
 			b.moved[boolIdx(w)] += e.Bytes
 			b.devBytes[e.Dev] += e.Bytes
 		}
 	}
 }
 
-// DeviceBytes is how many bytes each device moved, at either layer
-// (the file system's device for calls, the disk's for requests): where
-// the workload's I/O went.
-func (b *Builder) DeviceBytes() map[event.Dev]int64 { return b.devBytes }
+// DeviceBytes is how many bytes each device moved: where the workload's
+// I/O went. The application's own reads and writes (the syscall layer, by
+// file system device) say it when they moved a MiB or more; otherwise
+// (a program's start, all page faults; no syscall layer) the block
+// layer's requests do.
+func (b *Builder) DeviceBytes() map[event.Dev]int64 {
+	var sys int64
+	for _, n := range b.sysDevBytes {
+		sys += n
+	}
+	if sys >= 1<<20 {
+		return b.sysDevBytes
+	}
+	return b.devBytes
+}
 
 func boolIdx(b bool) int {
 	if b {
@@ -350,10 +384,14 @@ func (b *Builder) serviceOnDrives(from, to *drive.Profile) {
 		access := accessOf(recent, r.dev, r.offset, r.size)
 		r.depth = len(ends)
 		recorded := float64(r.end-r.start) / 1e3
-		r.toUs, r.toShared = requestOn(to, r, access, recorded)
+		rf, rt := from, to
+		if r.flusher && r.write {
+			rf, rt = cmp.Or(b.unthrottled[0], from), cmp.Or(b.unthrottled[1], to)
+		}
+		r.toUs, r.toShared = requestOn(rt, r, access, recorded)
 		r.fromUs = recorded
-		if from != nil {
-			r.fromUs, r.fromShared = requestOn(from, r, access, recorded)
+		if rf != nil {
+			r.fromUs, r.fromShared = requestOn(rf, r, access, recorded)
 		}
 	}
 }
@@ -505,6 +543,19 @@ func faultItem(r *request) item {
 func (b *Builder) rescaleByProgram() {
 	type sums struct{ asleep, whole, from, to, newAsleep float64 }
 	byPid := map[string]*sums{}
+	// A program's whole is the time its processes ran, first to last
+	// call, wait or fault: drive time that fits in it may have run
+	// alongside its computation.
+	type span struct{ first, last int64 }
+	spans := map[uint32]*span{}
+	for _, it := range b.items {
+		s := spans[it.pid]
+		if s == nil {
+			spans[it.pid] = &span{it.start, it.end}
+			continue
+		}
+		s.first, s.last = min(s.first, it.start), max(s.last, it.end)
+	}
 	for i := range b.items {
 		it := &b.items[i]
 		if !it.bound {
@@ -516,15 +567,16 @@ func (b *Builder) rescaleByProgram() {
 			byPid[b.comms[it.pid]] = s
 		}
 		s.asleep += it.asleep
-		s.whole += it.len()
 		s.from += it.fromNs
 		s.to += it.toNs
 	}
-	for pid, s := range byPid {
-		s.newAsleep = rescale(s.asleep, s.whole, s.from, s.to)
-		if Debug {
-			fmt.Printf("pid %s %s: asleep %.3f whole %.3f from %.3f to %.3f -> %.3f\n", pid, "-", s.asleep/1e9, s.whole/1e9, s.from/1e9, s.to/1e9, s.newAsleep/1e9)
+	for pid, sp := range spans {
+		if s := byPid[b.comms[pid]]; s != nil {
+			s.whole += float64(sp.last - sp.first)
 		}
+	}
+	for _, s := range byPid {
+		s.newAsleep = rescale(s.asleep, s.whole, s.from, s.to)
 	}
 	for i := range b.items {
 		it := &b.items[i]
@@ -563,8 +615,6 @@ func (b *Builder) candidates(it *item) []int {
 
 // wakeSlack is how long after a request's completion the sleeper it woke
 // may take to run.
-
-var Debug bool
 
 const wakeSlack = 50_000 // ns
 

@@ -133,9 +133,9 @@ func header(req Request, id string, sess tracer.Session) tracefile.Header {
 		h.Target.Duration = t.Duration.String()
 	}
 	// A command runs in ioshape's own cgroup; a process named by pid, in its.
-	h.Target.Cgroup = session.IOCgroup(os.Getpid())
+	h.Target.Cgroup, _ = session.IOCgroup(os.Getpid())
 	if len(t.Pids) > 0 {
-		h.Target.Cgroup = session.IOCgroup(t.Pids[0])
+		h.Target.Cgroup, _ = session.IOCgroup(t.Pids[0])
 	}
 	if t.Launch {
 		h.Target.Quiet = t.Quiet.String()

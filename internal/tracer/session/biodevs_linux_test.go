@@ -38,16 +38,19 @@ func TestBioBasedDevices(t *testing.T) {
 }
 
 func TestIOCgroup(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"12:blkio:/ioshape-validate\n11:memory:/user.slice\n0::/user.slice/x\n", "/ioshape-validate"},
-		{"12:blkio:/\n0::/user.slice\n", ""},
-		{"0::/system.slice/ioshape.service\n", "/system.slice/ioshape.service"},
-		{"0::/\n", ""},
-		{"5:cpu,io:/limited\n", "/limited"},
-		{"", ""},
+	for _, c := range []struct {
+		in, want string
+		v1       bool
+	}{
+		{"12:blkio:/ioshape-validate\n11:memory:/user.slice\n0::/user.slice/x\n", "/ioshape-validate", true},
+		{"12:blkio:/\n0::/user.slice\n", "", true},
+		{"0::/system.slice/ioshape.service\n", "/system.slice/ioshape.service", false},
+		{"0::/\n", "", false},
+		{"5:cpu,io:/limited\n", "/limited", false},
+		{"", "", false},
 	} {
-		if got := ioCgroupOf(c.in); got != c.want {
-			t.Errorf("ioCgroupOf(%q) = %q, want %q", c.in, got, c.want)
+		if got, v1 := ioCgroupOf(c.in); got != c.want || v1 != c.v1 {
+			t.Errorf("ioCgroupOf(%q) = %q, %v; want %q, %v", c.in, got, v1, c.want, c.v1)
 		}
 	}
 }

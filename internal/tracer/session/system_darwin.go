@@ -62,7 +62,7 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 }
 
 // IOCgroup is "" on macOS: no cgroups.
-func IOCgroup(pid int) string { return "" }
+func IOCgroup(pid int) (path string, v1 bool) { return "", false }
 
 // BioBasedDevices is empty on macOS: the Linux block layer's notion.
 func BioBasedDevices(sysBlock string) []uint32 { return nil }

@@ -148,15 +148,19 @@ func PidsNamed(name string) []int {
 // root or when it cannot be read. A drive behind a cgroup's I/O limits is
 // another drive: `bench` and `record` keep it so that `predict` pairs a
 // trace with the profile measured under the same limits.
-func IOCgroup(pid int) string {
+//
+// v1 says the cgroup is the legacy blkio controller's, which does not see
+// buffered writeback: the flusher threads write in the root cgroup, past
+// its limits.
+func IOCgroup(pid int) (path string, v1 bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	if err != nil {
-		return ""
+		return "", false
 	}
 	return ioCgroupOf(string(b))
 }
 
-func ioCgroupOf(procCgroup string) string {
+func ioCgroupOf(procCgroup string) (string, bool) {
 	var unified string
 	for _, line := range strings.Split(procCgroup, "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -165,14 +169,14 @@ func ioCgroupOf(procCgroup string) string {
 		}
 		for _, c := range strings.Split(parts[1], ",") {
 			if c == "blkio" || c == "io" {
-				return nonRoot(parts[2])
+				return nonRoot(parts[2]), c == "blkio"
 			}
 		}
 		if parts[0] == "0" && parts[1] == "" {
 			unified = parts[2]
 		}
 	}
-	return nonRoot(unified)
+	return nonRoot(unified), false
 }
 
 func nonRoot(p string) string {
