@@ -49,7 +49,7 @@ func traceEvents(t *testing.T, store, id string) []tsvEvent {
 // The native backend times what a call waited for: direct 4 KiB random
 // reads spend most of each call asleep for the drive, and fio's think
 // time between them — an interruptible sleep — is not taken for waiting.
-func TestRecordTimesWaiting(t *testing.T) {
+func TestNativeTimesWaiting(t *testing.T) {
 	requireTracing(t)
 	if testBackend != "native" {
 		t.Skip("only the native backend times sleeps")
@@ -90,7 +90,7 @@ func TestRecordTimesWaiting(t *testing.T) {
 // A program started cold from the drive waits for its page faults, which
 // make no system call: the trace shows its waits, and the block reads that
 // ended them.
-func TestRecordPageFaultWaits(t *testing.T) {
+func TestNativePageFaultWaits(t *testing.T) {
 	requireTracing(t)
 	if testBackend != "native" {
 		t.Skip("only the native backend records waits")
