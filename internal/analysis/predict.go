@@ -127,8 +127,10 @@ type IologExport struct {
 	Async  bool // replay through an asynchronous engine
 	Depth  int  // with Async, the most in flight
 	// Threads, when set, are the threads that issued synchronous I/O side
-	// by side: a log each replays them in order (export.Iolog.Threads).
-	Threads []uint32
+	// by side: a log each replays them in order (export.Iolog.Threads),
+	// with direct I/O where DirectThreads says the thread's was.
+	Threads       []uint32
+	DirectThreads []bool
 }
 
 // CollectIolog reads the trace at path into an iolog, its files named
@@ -147,6 +149,9 @@ func CollectIolog(ctx context.Context, path, dir string, watch Watch) (*export.I
 // Describe says how an iolog replays, after one of its logs was written.
 func Describe(l *export.Iolog, files []export.File, ios int) IologExport {
 	x := IologExport{Files: files, IOs: ios, Layer: l.Layer(), Threads: l.Threads()}
+	for _, tid := range x.Threads {
+		x.DirectThreads = append(x.DirectThreads, l.DirectThread(tid))
+	}
 	x.Direct, x.Async, x.Depth = l.ReplayMode()
 	return x
 }

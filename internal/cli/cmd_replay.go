@@ -231,7 +231,9 @@ func prepareIolog(ctx context.Context, g *globals, fio, path, work string) ([]st
 		}
 	}
 	// The page cache is dropped before the recording (--cold).
-	return append(append([]string{fio}, iologArgs(logs, x)...), "--output="+filepath.Join(work, replayReport), "--output-format=json"), nil
+	// fio's global options come before the jobs: after a --name they
+	// would be that job's.
+	return append([]string{fio, "--output=" + filepath.Join(work, replayReport), "--output-format=json"}, iologArgs(logs, x)...), nil
 }
 
 // iologArgs are fio's arguments to replay iologs as the application
@@ -251,7 +253,7 @@ func iologArgs(logs []string, x analysis.IologExport) []string {
 		} else {
 			args = append(args, "--ioengine=psync")
 		}
-		if x.Direct {
+		if len(logs) > 1 && i < len(x.DirectThreads) && x.DirectThreads[i] || len(logs) == 1 && x.Direct {
 			args = append(args, "--direct=1")
 		}
 	}

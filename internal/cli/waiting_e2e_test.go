@@ -108,7 +108,7 @@ func TestNativePageFaultWaits(t *testing.T) {
 	if err := os.WriteFile(prog, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	id, _ := record(t, store, "--cold", "--", prog, "--version")
+	id, _ := record(t, store, "--cold", "--", "sh", "-c", prog+" --version >/dev/null")
 	var waits int
 	var faults []tsvEvent
 	evs := traceEvents(t, store, id)

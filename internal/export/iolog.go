@@ -55,6 +55,22 @@ func (l *Iolog) ReplayMode() (direct, async bool, depth int) {
 	return l.direct == l.data, 2*l.async > l.data, l.maxDepth()
 }
 
+// DirectThread says whether one thread's data I/O was direct (and aligned
+// for it), nine in ten at least — a worker that read a sysfs file once
+// is still a direct-I/O worker: its log replays with direct I/O.
+func (l *Iolog) DirectThread(tid uint32) bool {
+	var n, direct int
+	for _, x := range l.ios {
+		if x.layer == event.Syscall && x.op.IsData() && x.tid == tid {
+			n++
+			if x.direct {
+				direct++
+			}
+		}
+	}
+	return n > 0 && direct*10 >= n*9
+}
+
 // maxDepth is the most syscall-layer I/Os in flight at once.
 func (l *Iolog) maxDepth() int {
 	type span struct{ at, delta int64 }
@@ -82,6 +98,7 @@ type ioRec struct {
 	start  int64
 	end    int64
 	tid    uint32
+	direct bool // direct and aligned for direct I/O
 	key    fileKey
 	layer  event.Layer
 	op     event.Op
@@ -105,9 +122,10 @@ func (l *Iolog) Add(e *event.Event) {
 		return // no place to replay it at
 	}
 	l.seen[e.Layer] = true
+	direct := e.Flags&event.FlagDirect != 0 && e.Offset%512 == 0 && e.Size%512 == 0
 	if e.Layer == event.Syscall && e.Op.IsData() {
 		l.data++
-		if e.Flags&event.FlagDirect != 0 && e.Offset%512 == 0 && e.Size%512 == 0 {
+		if direct {
 			l.direct++
 		}
 		if e.Call.IsAsync() {
@@ -118,7 +136,7 @@ func (l *Iolog) Add(e *event.Event) {
 	if e.Layer == event.Syscall {
 		k.inode = e.Inode
 	}
-	l.ios = append(l.ios, ioRec{start: e.Start, end: e.End, tid: e.Tid, key: k, layer: e.Layer, op: e.Op, offset: e.Offset, size: e.Size})
+	l.ios = append(l.ios, ioRec{start: e.Start, end: e.End, tid: e.Tid, direct: direct, key: k, layer: e.Layer, op: e.Op, offset: e.Offset, size: e.Size})
 }
 
 // Layer is the layer the iolog replays.
@@ -131,39 +149,68 @@ func (l *Iolog) Layer() event.Layer {
 
 // Threads are the threads whose I/O a per-thread replay gives a log each,
 // in the order of their first I/O, when order within a thread matters:
-// two or more threads issued synchronous I/O at the same time (each waited
-// for its own before the next, so one log at their combined depth would
-// replay them in the wrong order, or all at once). Nil otherwise: one log
+// two or more threads had synchronous I/O in flight at once for at least
+// a tenth of the time any was (each waited for its own before the next,
+// so one log at their combined depth would replay them in the wrong
+// order). Nil otherwise — one thread, threads one after another, a
+// helper's odd I/O beside the main one's, asynchronous I/O: one log
 // replays it.
 func (l *Iolog) Threads() []uint32 {
 	if l.Layer() != event.Syscall || l.async*2 > l.data {
 		return nil
 	}
-	type span struct{ first, last int64 }
-	spans := map[uint32]*span{}
-	var order []uint32
+	type edge struct {
+		at    int64
+		tid   uint32
+		delta int
+	}
+	var edges []edge
+	first := map[uint32]int64{}
 	for _, x := range l.ios {
-		if x.layer != event.Syscall {
+		if x.layer != event.Syscall || x.end <= x.start {
 			continue
 		}
-		s := spans[x.tid]
-		if s == nil {
-			spans[x.tid] = &span{x.start, x.end}
-			order = append(order, x.tid)
-			continue
-		}
-		s.first, s.last = min(s.first, x.start), max(s.last, x.end)
-	}
-	sort.SliceStable(order, func(i, j int) bool { return spans[order[i]].first < spans[order[j]].first })
-	for i := 1; i < len(order); i++ {
-		for _, other := range order[:i] {
-			a, b := spans[order[i]], spans[other]
-			if a.first < b.last && b.first < a.last {
-				return order
-			}
+		edges = append(edges, edge{x.start, x.tid, 1}, edge{x.end, x.tid, -1})
+		if f, ok := first[x.tid]; !ok || x.start < f {
+			first[x.tid] = x.start
 		}
 	}
-	return nil
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at != edges[j].at {
+			return edges[i].at < edges[j].at
+		}
+		return edges[i].delta < edges[j].delta
+	})
+	inFlight := map[uint32]int{}
+	var busy, together, last int64
+	for _, e := range edges {
+		switch n := len(inFlight); {
+		case n >= 2:
+			together += e.at - last
+			busy += e.at - last
+		case n == 1:
+			busy += e.at - last
+		}
+		last = e.at
+		inFlight[e.tid] += e.delta
+		if inFlight[e.tid] <= 0 {
+			delete(inFlight, e.tid)
+		}
+	}
+	if len(first) < 2 || busy == 0 || together*10 < busy {
+		return nil
+	}
+	order := make([]uint32, 0, len(first))
+	for tid := range first {
+		order = append(order, tid)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if first[order[i]] != first[order[j]] {
+			return first[order[i]] < first[order[j]]
+		}
+		return order[i] < order[j]
+	})
+	return order
 }
 
 // Write writes the iolog and returns the files it names and how many
@@ -175,9 +222,12 @@ func (l *Iolog) Write(w io.Writer) (files []File, n int, err error) {
 // WriteThread writes the iolog of one thread's I/O (see Threads): the
 // files are named and sized as in the whole log, so the logs of all the
 // threads replay together on one set of files, each log from the first
-// I/O of the whole trace.
+// I/O of the whole trace. A thread replayed with direct I/O
+// (DirectThread) leaves out its few reads and writes that direct I/O
+// cannot do (a sysfs file's 32 bytes).
 func (l *Iolog) WriteThread(w io.Writer, tid uint32) (files []File, n int, err error) {
-	return l.write(w, func(x ioRec) bool { return x.tid == tid })
+	direct := l.DirectThread(tid)
+	return l.write(w, func(x ioRec) bool { return x.tid == tid && (!direct || x.direct || !x.op.IsData()) })
 }
 
 func (l *Iolog) write(w io.Writer, keep func(ioRec) bool) (files []File, n int, err error) {
