@@ -269,6 +269,7 @@ func (s *Session) programs() map[string]*ebpf.Program {
 		"on_rq_complete": p.OnRqComplete, "on_rq_insert": p.OnRqInsert, "on_rq_issue": p.OnRqIssue,
 		"on_rq_merge": p.OnRqMerge, "on_rq_requeue": p.OnRqRequeue, "on_sys_enter": p.OnSysEnter,
 		"on_sys_exit": p.OnSysExit, "on_uring_complete": p.OnUringComplete, "on_uring_submit": p.OnUringSubmit,
+		"on_switch": p.OnSwitch, "on_bio_queue": p.OnBioQueue, "on_bio_complete": p.OnBioComplete,
 	}
 	for name, prog := range all {
 		if prog == nil {
