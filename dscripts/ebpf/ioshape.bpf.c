@@ -267,16 +267,21 @@ struct {
 
 #define PF_KTHREAD 0x00200000
 
-static __always_inline void arrive(struct request *rq, __u64 now, struct rq_state *s)
+// arriving fills the state of a request (or bio) arriving now, issued by
+// the current task: dispatched at dispatch (0: not yet).
+static __always_inline void arriving(struct rq_state *s, __u32 bytes, __u64 now, __u64 dispatch)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
 	s->arrive = now;
+	s->dispatch = dispatch;
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->kthread = (task->flags & PF_KTHREAD) ? 1 : 0;
 	s->tracked = s->kthread || traced(s->pid);
-	s->bytes = rq->__data_len;
+	s->bytes = bytes;
+	s->dbytes = dispatch ? bytes : 0;
+	s->live = 1;
 	bpf_get_current_comm(&s->comm, sizeof(s->comm));
 }
 
@@ -285,33 +290,45 @@ static __always_inline void arrive(struct request *rq, __u64 now, struct rq_stat
 // and rewriting an entry in place costs far less than a map update and a
 // delete per I/O.
 
-// newArrival records a request arriving, in its entry if it has one.
-static __always_inline void new_arrival(struct request *rq, __u64 key, __u64 now, __u64 dispatch)
+// store keeps an arrival's state under key, in the entry the key has if
+// it has one.
+static __always_inline void store(__u64 key, const struct rq_state *n)
 {
 	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
 	if (s) {
 		if (s->live)
 			count(CNT_STALE); // the request before at this address never completed for us: lost
-		__builtin_memset(s, 0, sizeof(*s));
-		arrive(rq, now, s);
-		s->dispatch = dispatch;
-		s->dbytes = dispatch ? s->bytes : 0;
-		s->live = 1;
+		*s = *n;
 		return;
 	}
-	struct rq_state n = {};
-	arrive(rq, now, &n);
-	n.dispatch = dispatch;
-	n.dbytes = dispatch ? n.bytes : 0;
-	n.live = 1;
-	if (bpf_map_update_elem(&rqs, &key, &n, BPF_ANY))
+	if (bpf_map_update_elem(&rqs, &key, n, BPF_ANY))
 		count(CNT_MAP_FULL);
+}
+
+// new_arrival records a request arriving.
+static __always_inline void new_arrival(struct request *rq, __u64 now, __u64 dispatch)
+{
+	struct rq_state n = {};
+	arriving(&n, rq->__data_len, now, dispatch);
+	store((__u64)rq, &n);
+}
+
+// completing is the state of the request (or bio) at key as it completes,
+// or NULL, counted, if its arrival was not seen.
+static __always_inline struct rq_state *completing(__u64 key)
+{
+	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
+	if (!s || !s->live) {
+		count(CNT_UNMATCHED);
+		return NULL;
+	}
+	return s;
 }
 
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(on_rq_insert, struct request *rq)
 {
-	new_arrival(rq, (__u64)rq, bpf_ktime_get_ns(), 0);
+	new_arrival(rq, bpf_ktime_get_ns(), 0);
 	return 0;
 }
 
@@ -326,8 +343,8 @@ int BPF_PROG(on_rq_issue, struct request *rq)
 		return 0;
 	}
 	// Issued directly, without an insert (or dispatched before and never
-	// completed: new_arrival counts it stale).
-	new_arrival(rq, key, now, now);
+	// completed: store counts it stale).
+	new_arrival(rq, now, now);
 	return 0;
 }
 
@@ -383,35 +400,37 @@ static __always_inline __u8 block_op(__u32 opf)
 	return BOP_OTHER;
 }
 
+// emit_block writes a completed request's record.
+static __always_inline void emit_block(const struct rq_state *s, __u64 dev, __u64 sector, __u64 size, __u32 opf, __s32 status)
+{
+	struct record *r = reserve(REC_BLOCK);
+	if (!r)
+		return;
+	r->dev = dev;
+	r->start = s->arrive;
+	r->dispatch = s->dispatch;
+	r->end = bpf_ktime_get_ns();
+	r->offset = sector;
+	r->size = size;
+	r->status = status;
+	r->op = block_op(opf);
+	r->flags = block_flags(opf) | (s->kthread ? BF_KTHREAD : 0);
+	r->pid = s->pid;
+	r->tid = s->tid;
+	__builtin_memcpy(r->comm, s->comm, sizeof(r->comm));
+	submit(r);
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, __u8 error, unsigned int nr_bytes)
 {
-	__u64 key = (__u64)rq;
-	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
-	if (!s || !s->live) {
-		count(CNT_UNMATCHED);
+	struct rq_state *s = completing((__u64)rq);
+	if (!s)
 		return 0;
-	}
 	if (s->tracked) {
-		struct record *r = reserve(REC_BLOCK);
-		if (r) {
-			__u32 opf = rq->cmd_flags;
-			struct gendisk *disk = rq->q->disk;
-			if (disk)
-				r->dev = ((__u64)disk->major << 20) | (__u32)disk->first_minor;
-			r->start = s->arrive;
-			r->dispatch = s->dispatch;
-			r->end = bpf_ktime_get_ns();
-			r->offset = rq->__sector;
-			r->size = s->dbytes ? s->dbytes : s->bytes;
-			r->status = error;
-			r->op = block_op(opf);
-			r->flags = block_flags(opf) | (s->kthread ? BF_KTHREAD : 0);
-			r->pid = s->pid;
-			r->tid = s->tid;
-			__builtin_memcpy(r->comm, s->comm, sizeof(r->comm));
-			submit(r);
-		}
+		struct gendisk *disk = rq->q->disk;
+		__u64 dev = disk ? ((__u64)disk->major << 20) | (__u32)disk->first_minor : 0;
+		emit_block(s, dev, rq->__sector, s->dbytes ? s->dbytes : s->bytes, rq->cmd_flags, error);
 	}
 	s->live = 0;
 	return 0;
@@ -436,32 +455,15 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 	__u32 dev = bio->bi_bdev->bd_dev;
 	if (!bpf_map_lookup_elem(&biodevs, &dev))
 		return 0;
-	__u64 key = (__u64)bio, now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns();
 	struct rq_state n = {};
-	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
-	if (s && s->live)
-		count(CNT_STALE);
-	if (!s)
-		s = &n;
-	else
-		__builtin_memset(s, 0, sizeof(*s));
-	__u64 id = bpf_get_current_pid_tgid();
-	struct task_struct *task = bpf_get_current_task_btf();
-	s->arrive = now;
-	s->dispatch = now; // nothing queues before the driver
-	s->pid = id >> 32;
-	s->tid = (__u32)id;
-	s->kthread = (task->flags & PF_KTHREAD) ? 1 : 0;
-	s->tracked = s->kthread || traced(s->pid);
-	s->bytes = bio->bi_iter.bi_size;
-	s->dbytes = s->bytes;
-	s->sector = bio->bi_iter.bi_sector;
-	s->dev = dev;
-	s->opf = bio->bi_opf;
-	s->live = 1;
-	bpf_get_current_comm(&s->comm, sizeof(s->comm));
-	if (s == &n && bpf_map_update_elem(&rqs, &key, &n, BPF_ANY))
-		count(CNT_MAP_FULL);
+	arriving(&n, bio->bi_iter.bi_size, now, now); // nothing queues before the driver
+	// At completion the bio's iterator may have moved on: keep where it
+	// started.
+	n.sector = bio->bi_iter.bi_sector;
+	n.dev = dev;
+	n.opf = bio->bi_opf;
+	store((__u64)bio, &n);
 	return 0;
 }
 
@@ -471,29 +473,11 @@ int BPF_PROG(on_bio_complete, struct request_queue *q, struct bio *bio)
 	__u32 dev = bio->bi_bdev->bd_dev;
 	if (!bpf_map_lookup_elem(&biodevs, &dev))
 		return 0;
-	__u64 key = (__u64)bio;
-	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
-	if (!s || !s->live) {
-		count(CNT_UNMATCHED);
+	struct rq_state *s = completing((__u64)bio);
+	if (!s)
 		return 0;
-	}
-	if (s->tracked) {
-		struct record *r = reserve(REC_BLOCK);
-		if (r) {
-			r->dev = s->dev;
-			r->start = s->arrive;
-			r->dispatch = s->dispatch;
-			r->end = bpf_ktime_get_ns();
-			r->offset = s->sector;
-			r->size = s->bytes;
-			r->op = block_op(s->opf);
-			r->flags = block_flags(s->opf) | (s->kthread ? BF_KTHREAD : 0);
-			r->pid = s->pid;
-			r->tid = s->tid;
-			__builtin_memcpy(r->comm, s->comm, sizeof(r->comm));
-			submit(r);
-		}
-	}
+	if (s->tracked)
+		emit_block(s, s->dev, s->sector, s->bytes, s->opf, 0);
 	s->live = 0;
 	return 0;
 }

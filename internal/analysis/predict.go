@@ -146,9 +146,10 @@ func CollectIolog(ctx context.Context, path, dir string, watch Watch) (*export.I
 	return l, nil
 }
 
-// Describe says how an iolog replays, after one of its logs was written.
-func Describe(l *export.Iolog, files []export.File, ios int) IologExport {
-	x := IologExport{Files: files, IOs: ios, Layer: l.Layer(), Threads: l.Threads()}
+// Describe says how an iolog replays, after its logs were written;
+// threads are l.Threads().
+func Describe(l *export.Iolog, threads []uint32, files []export.File, ios int) IologExport {
+	x := IologExport{Files: files, IOs: ios, Layer: l.Layer(), Threads: threads}
 	for _, tid := range x.Threads {
 		x.DirectThreads = append(x.DirectThreads, l.DirectThread(tid))
 	}
@@ -164,7 +165,7 @@ func ExportIolog(ctx context.Context, path, dir string, w io.Writer, watch Watch
 		return IologExport{}, err
 	}
 	files, n, err := l.Write(w)
-	return Describe(l, files, n), err
+	return Describe(l, l.Threads(), files, n), err
 }
 
 // ExportFioJob writes a fio job file with the shape of the trace at path:

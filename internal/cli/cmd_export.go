@@ -154,7 +154,7 @@ func writeThreadLogs(l *export.Iolog, base string, create func(name string, writ
 			files, n, err = l.Write(w)
 			return err
 		})
-		return []string{base}, analysis.Describe(l, files, n), err
+		return []string{base}, analysis.Describe(l, nil, files, n), err
 	}
 	var logs []string
 	var files []export.File
@@ -171,7 +171,7 @@ func writeThreadLogs(l *export.Iolog, base string, create func(name string, writ
 		}
 		logs = append(logs, name)
 	}
-	return logs, analysis.Describe(l, files, total), nil
+	return logs, analysis.Describe(l, threads, files, total), nil
 }
 
 func printIologFiles(g *globals, n int, files []export.File) {

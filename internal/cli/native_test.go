@@ -11,10 +11,7 @@ import (
 // A ring buffer too small for the event rate drops records: the drops are
 // counted in the kernel, stored in the trace and shown, never hidden.
 func TestNativeRingBufferOverflow(t *testing.T) {
-	requireTracing(t)
-	if testBackend != "native" {
-		t.Skip("a native-backend test")
-	}
+	requireNative(t)
 	dir, store := workdir(t), t.TempDir()
 	file := filepath.Join(dir, "data")
 	prepFile(t, file, 64)

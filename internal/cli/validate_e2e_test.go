@@ -40,10 +40,7 @@ func runValidate(t *testing.T, env ...string) (stdout, stderr string, err error)
 // every case is within 2×: cp recorded on the throttled drive computes
 // more than a whole copy takes on zram; docs/predict.md.)
 func TestValidatePredictQuick(t *testing.T) {
-	requireTracing(t)
-	if testBackend != "native" {
-		t.Skip("the harness records with the default backend")
-	}
+	requireNative(t) // the harness records with the default backend
 	stdout, stderr, err := runValidate(t, "QUICK=1")
 	if err != nil {
 		for _, why := range validateSetupFailures {
@@ -94,26 +91,12 @@ func TestValidatePredictQuick(t *testing.T) {
 // touching anything.
 func TestValidateZramBusy(t *testing.T) {
 	requireTracing(t)
-	size := "/sys/block/zram0/disksize"
-	b, err := os.ReadFile(size)
-	if err != nil {
-		exec.Command("modprobe", "zram").Run()
-		if b, err = os.ReadFile(size); err != nil {
-			testutil.Unavailable(t, "no zram device: %v", err)
-		}
-	}
-	if strings.TrimSpace(string(b)) != "0" {
-		testutil.Unavailable(t, "zram0 is in use by something else")
-	}
-	if err := os.WriteFile(size, []byte("16M"), 0); err != nil {
-		testutil.Unavailable(t, "cannot size zram0: %v", err)
-	}
-	defer os.WriteFile("/sys/block/zram0/reset", []byte("1"), 0)
+	sizeZram(t, "16M")
 	_, stderr, err := runValidate(t, "QUICK=1")
 	if err == nil || !strings.Contains(stderr, "zram0 is busy") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 		t.Errorf("err %v, stderr %q: want one line saying zram0 is busy", err, stderr)
 	}
-	if got, _ := os.ReadFile(size); strings.TrimSpace(string(got)) != "16777216" {
+	if got, _ := os.ReadFile("/sys/block/zram0/disksize"); strings.TrimSpace(string(got)) != "16777216" {
 		t.Errorf("the harness changed the busy device: disksize %q", got)
 	}
 }

@@ -13,6 +13,38 @@ import (
 	"github.com/ioshape/ioshape/internal/testutil"
 )
 
+// requireNative runs a test only on the native backend (what only it
+// records), and only where tracing works.
+func requireNative(t *testing.T) {
+	t.Helper()
+	requireTracing(t)
+	if testBackend != "native" {
+		t.Skip("a native-backend test")
+	}
+}
+
+// sizeZram gives zram0 a disk of size (e.g. "256M") for the test and
+// resets it after; a test that needs it cannot run (and fails under
+// CI=true) when there is none or something else uses it.
+func sizeZram(t *testing.T, size string) {
+	t.Helper()
+	disksize := "/sys/block/zram0/disksize"
+	if _, err := os.Stat(disksize); err != nil {
+		exec.Command("modprobe", "zram").Run()
+	}
+	b, err := os.ReadFile(disksize)
+	if err != nil {
+		testutil.Unavailable(t, "no zram device: %v", err)
+	}
+	if strings.TrimSpace(string(b)) != "0" {
+		testutil.Unavailable(t, "zram0 is in use by something else")
+	}
+	if err := os.WriteFile(disksize, []byte(size), 0); err != nil {
+		testutil.Unavailable(t, "cannot size zram0: %v", err)
+	}
+	t.Cleanup(func() { os.WriteFile("/sys/block/zram0/reset", []byte("1"), 0) })
+}
+
 // tsvEvent is one line of `ioshape events`.
 type tsvEvent struct {
 	layer, op, call, comm, flags string
@@ -50,10 +82,7 @@ func traceEvents(t *testing.T, store, id string) []tsvEvent {
 // reads spend most of each call asleep for the drive, and fio's think
 // time between them — an interruptible sleep — is not taken for waiting.
 func TestNativeTimesWaiting(t *testing.T) {
-	requireTracing(t)
-	if testBackend != "native" {
-		t.Skip("only the native backend times sleeps")
-	}
+	requireNative(t)
 	dir, store := workdir(t), t.TempDir()
 	file := filepath.Join(dir, "data")
 	prepFile(t, file, 128)
@@ -91,10 +120,7 @@ func TestNativeTimesWaiting(t *testing.T) {
 // make no system call: the trace shows its waits, and the block reads that
 // ended them.
 func TestNativePageFaultWaits(t *testing.T) {
-	requireTracing(t)
-	if testBackend != "native" {
-		t.Skip("only the native backend records waits")
-	}
+	requireNative(t)
 	dir, store := workdir(t), t.TempDir()
 	prog := filepath.Join(dir, "prog")
 	self, err := exec.LookPath("fio")
@@ -146,21 +172,7 @@ func TestNativePageFaultWaits(t *testing.T) {
 // is at the block layer, on zram0.
 func TestRecordBioBasedDevice(t *testing.T) {
 	requireTracing(t)
-	size := "/sys/block/zram0/disksize"
-	if _, err := os.Stat(size); err != nil {
-		exec.Command("modprobe", "zram").Run()
-	}
-	b, err := os.ReadFile(size)
-	if err != nil {
-		testutil.Unavailable(t, "no zram device: %v", err)
-	}
-	if strings.TrimSpace(string(b)) != "0" {
-		testutil.Unavailable(t, "zram0 is in use by something else")
-	}
-	if err := os.WriteFile(size, []byte("256M"), 0); err != nil {
-		testutil.Unavailable(t, "cannot size zram0: %v", err)
-	}
-	defer os.WriteFile("/sys/block/zram0/reset", []byte("1"), 0)
+	sizeZram(t, "256M")
 	dir, store := workdir(t), t.TempDir()
 	prep := exec.Command("fio", "--name=prep", "--filename=/dev/zram0", "--size=128M", "--rw=write", "--bs=1M", "--direct=1", "--output=/dev/null")
 	if out, err := prep.CombinedOutput(); err != nil {

@@ -205,6 +205,7 @@ type Builder struct {
 	seen        bool
 	timed       bool  // the tracer timed sleeps (calls' blocked time, waits)
 	byEnd       []int // requests by completion
+	cand        []int // candidates' buffer, reused item to item
 	// synchronous devices serve a request on the submitter's CPU before it
 	// goes on (bio-based: zram, brd): their readahead is waited for too.
 	synchronous map[event.Dev]bool
@@ -542,40 +543,31 @@ func faultItem(r *request) item {
 // time is).
 func (b *Builder) rescaleByProgram() {
 	type sums struct{ asleep, whole, from, to, newAsleep float64 }
-	byPid := map[string]*sums{}
+	byProgram := map[string]*sums{}
 	// A program's whole is the time its processes ran, first to last
 	// call, wait or fault: drive time that fits in it may have run
 	// alongside its computation.
-	type span struct{ first, last int64 }
-	spans := map[uint32]*span{}
-	for _, it := range b.items {
-		s := spans[it.pid]
-		if s == nil {
-			spans[it.pid] = &span{it.start, it.end}
-			continue
-		}
-		s.first, s.last = min(s.first, it.start), max(s.last, it.end)
-	}
+	spans := b.spans()
 	for i := range b.items {
 		it := &b.items[i]
 		if !it.bound {
 			continue
 		}
-		s := byPid[b.comms[it.pid]]
+		s := byProgram[b.comms[it.pid]]
 		if s == nil {
 			s = &sums{}
-			byPid[b.comms[it.pid]] = s
+			byProgram[b.comms[it.pid]] = s
 		}
 		s.asleep += it.asleep
 		s.from += it.fromNs
 		s.to += it.toNs
 	}
 	for pid, sp := range spans {
-		if s := byPid[b.comms[pid]]; s != nil {
+		if s := byProgram[b.comms[pid]]; s != nil {
 			s.whole += float64(sp.last - sp.first)
 		}
 	}
-	for _, s := range byPid {
+	for _, s := range byProgram {
 		s.newAsleep = rescale(s.asleep, s.whole, s.from, s.to)
 	}
 	for i := range b.items {
@@ -583,7 +575,7 @@ func (b *Builder) rescaleByProgram() {
 		if !it.bound {
 			continue
 		}
-		s := byPid[b.comms[it.pid]]
+		s := byProgram[b.comms[it.pid]]
 		switch {
 		case s.asleep > 0:
 			it.newLen = it.len() - it.asleep + s.newAsleep*it.asleep/s.asleep
@@ -598,19 +590,19 @@ func (b *Builder) rescaleByProgram() {
 // completed while it slept (or just before it woke: a request completing
 // during the sleep may have arrived long before it, held by a throttle).
 func (b *Builder) candidates(it *item) []int {
-	var out []int
+	b.cand = b.cand[:0]
 	if it.kind == kindWait {
 		lo := sort.Search(len(b.byEnd), func(k int) bool { return b.reqs[b.byEnd[k]].end >= it.start })
 		for k := lo; k < len(b.byEnd) && b.reqs[b.byEnd[k]].end <= it.end+wakeSlack; k++ {
-			out = append(out, b.byEnd[k])
+			b.cand = append(b.cand, b.byEnd[k])
 		}
-		return out
+		return b.cand
 	}
 	lo := sort.Search(len(b.reqs), func(k int) bool { return b.reqs[k].start >= it.start })
 	for k := lo; k < len(b.reqs) && b.reqs[k].start <= it.end; k++ {
-		out = append(out, k)
+		b.cand = append(b.cand, k)
 	}
-	return out
+	return b.cand
 }
 
 // wakeSlack is how long after a request's completion the sleeper it woke
@@ -715,9 +707,11 @@ func (b *Builder) phases(periods []period, recordedNs int64, bounds []Boundary) 
 	return out
 }
 
-// processes predicts each process's span (first to last I/O of its own).
-func (b *Builder) processes() []Process {
-	type span struct{ first, last int64 }
+// span is a process's first to last call, wait or fault.
+type span struct{ first, last int64 }
+
+// spans are the processes' spans.
+func (b *Builder) spans() map[uint32]*span {
 	spans := map[uint32]*span{}
 	for _, it := range b.items {
 		s := spans[it.pid]
@@ -727,8 +721,13 @@ func (b *Builder) processes() []Process {
 		}
 		s.first, s.last = min(s.first, it.start), max(s.last, it.end)
 	}
+	return spans
+}
+
+// processes predicts each process's span.
+func (b *Builder) processes() []Process {
 	var out []Process
-	for pid, s := range spans {
+	for pid, s := range b.spans() {
 		saved := 0.0
 		for _, p := range busyPeriods(b.items, func(it item) bool { return it.pid == pid }) {
 			saved += p.len - p.len*p.ratio
