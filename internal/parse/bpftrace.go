@@ -92,8 +92,15 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 		r.rec = Record{Kind: KindLost, N: n}
 	case bytes.HasPrefix(b, []byte("@rq[")), bytes.HasPrefix(b, []byte("@rqb[")):
 		// A block request still in the tracer's map at exit: issued, its
-		// completion never seen.
-		r.rec = Record{Kind: KindCounter, Name: CounterUnfinished, N: 1}
+		// completion never seen. Only a tracked one is the recording's.
+		tracked, ok := inFlightTracked(b)
+		if !ok {
+			return "malformed in-flight request"
+		}
+		r.rec = Record{Kind: KindSkip}
+		if tracked {
+			r.rec = Record{Kind: KindCounter, Name: CounterUnfinished, N: 1}
+		}
 	case isStateEntry(b):
 		// Other in-flight state the script's END clears; bpftrace prints
 		// what probes firing during its exit put back.
@@ -358,6 +365,25 @@ func truncate(b []byte, n int) string {
 		return string(b[:n]) + "…"
 	}
 	return string(b)
+}
+
+// inFlightTracked reads the flags of an in-flight request bpftrace printed
+// at exit, "@rq[dev, sector]: (arrival, pid, tid, flags, bytes, comm)":
+// bit 2 marks a request of the recording's target (or a kernel thread's).
+func inFlightTracked(b []byte) (tracked, ok bool) {
+	i := bytes.Index(b, []byte("]: ("))
+	if i < 0 {
+		return false, false
+	}
+	fields := bytes.SplitN(b[i+4:], []byte(", "), 5)
+	if len(fields) < 5 {
+		return false, false
+	}
+	flags, err := strconv.ParseUint(string(fields[3]), 10, 8)
+	if err != nil {
+		return false, false
+	}
+	return flags&2 != 0, true
 }
 
 // stateMaps are the script's in-flight maps other than @rq.

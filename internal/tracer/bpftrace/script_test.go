@@ -30,10 +30,10 @@ func TestRenderModes(t *testing.T) {
 			[]string{"sched_process_exec", `comm == "firefox" || comm == "a-very-long-pro"`},
 			[]string{"@root"}},
 		{"all", session.Target{All: true}, nil, []string{"/(pid != 777) && @sysoff == 0/", "pid != 777 || $kthread"}, []string{"@track[pid]/"}},
-		{"block only", session.Target{All: true, Layers: session.LayersBlock}, nil, []string{"block_rq_complete", "clear(@rq)", "sys_enter_getpgid"},
-			[]string{"sys_enter_pread64", "io_submit", "io_uring", "@sysoff", "clear(@sc)"}},
+		{"block only", session.Target{All: true, Layers: session.LayersBlock}, nil, []string{"block_rq_complete", "clear(@rqd)", "sys_enter_getpgid"},
+			[]string{"sys_enter_pread64", "io_submit", "io_uring", "@sysoff", "clear(@sc)", "clear(@rq);"}},
 		{"syscall only", session.Target{All: true, Layers: session.LayersSyscall}, nil, []string{"sys_enter_pread64", "io_submit", "@sysoff"},
-			[]string{"block_rq", "clear(@rq)"}},
+			[]string{"block_rq", "clear(@rqd)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

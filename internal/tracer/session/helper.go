@@ -117,6 +117,13 @@ func RunHelper() error {
 		code = -1
 	}
 	fmt.Fprintf(status, "exit %d\n", code)
+	if !spec.WaitGo {
+		// bpftrace ends when its -c child does, printing its maps as it
+		// goes; the recorder's SIGINT, sent once the tracer's buffers are
+		// drained, would then cut that print short. So its child stays
+		// until bpftrace ends it.
+		select {}
+	}
 	return nil
 }
 
