@@ -128,7 +128,7 @@ func checkFioCounted(t *testing.T, s *report.Show, dir string) {
 	}
 	seen, lost := s.Syscall.Reads, s.Trace.LostEvents
 	if seen+lost < did*99/100 {
-		t.Errorf("fio did %d reads; the trace has %d and counts %d events lost: %d are missing uncounted", did, seen, lost, did-seen-lost)
+		t.Errorf("fio did %d reads; the trace has %d and counts %d events lost: %d are missing uncounted; warnings %q", did, seen, lost, did-seen-lost, s.Trace.Warnings)
 	}
 	if seen > did+200 {
 		t.Errorf("fio did %d reads; the trace has %d", did, seen)

@@ -299,7 +299,11 @@ func (b *Builder) Finish() *Profile {
 	}
 	p.Warnings = append(p.Warnings, b.foldedWarnings()...)
 	if p.LateEvents > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%d events arrived more than %v out of order; queue depth around them is approximate", p.LateEvents, b.opts.Window))
+		// The re-sorting window grows with the lateness seen, so the
+		// first events that late are the ones that fall outside it.
+		window := max(b.arrival[0].window, b.arrival[1].window, b.dispatch.window)
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d events arrived further out of time order than the re-sorting window (%v by the end, at most %v); queue depth around them is approximate",
+			p.LateEvents, time.Duration(window).Round(time.Millisecond), b.opts.Window))
 	}
 	return p
 }

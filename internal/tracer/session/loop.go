@@ -135,8 +135,11 @@ type loop struct {
 	marks     int // flush marks still awaited before the tracer is stopped
 	degraded  bool
 	markTimer <-chan time.Time
-	killTimer <-chan time.Time
-	err       error
+	// markEvents is the event count when the mark timer was last armed:
+	// a tracer still delivering its backlog is given more time.
+	markEvents int64
+	killTimer  <-chan time.Time
+	err        error
 }
 
 func (l *loop) run(ctx context.Context) {
@@ -168,8 +171,15 @@ func (l *loop) run(ctx context.Context) {
 			done = nil
 			l.stop("interrupted")
 		case <-l.markTimer:
+			waited := time.Since(l.stoppedAt)
+			if l.st.res.Events > l.markEvents && waited < maxCatchUp*l.cfg.Grace {
+				// Still reading its backlog: stopping it now would drop
+				// the rest uncounted.
+				l.markEvents, l.markTimer = l.st.res.Events, time.After(l.cfg.Grace)
+				break
+			}
 			l.markTimer, l.marks = nil, 0
-			l.st.warn(fmt.Sprintf("%s had not caught up %v after the recording stopped: whatever it still held unread is missing and not counted", l.plan.Name, l.cfg.Grace))
+			l.st.warn(fmt.Sprintf("%s had not caught up %.1f s after the recording stopped: whatever it still held unread is missing and not counted", l.plan.Name, waited.Seconds()))
 			l.halt()
 		case <-l.killTimer:
 			l.killTimer = nil
@@ -334,12 +344,16 @@ func (l *loop) stop(reason string) {
 	if m, ok := l.t.(Marker); ok && l.st.ready && l.err == nil {
 		clear(l.st.marks)
 		if l.marks = m.Mark(); l.marks > 0 {
-			l.markTimer = time.After(l.cfg.Grace)
+			l.markEvents, l.markTimer = l.st.res.Events, time.After(l.cfg.Grace)
 			return
 		}
 	}
 	l.halt()
 }
+
+// maxCatchUp bounds, in grace periods, how long a stopped tracer that is
+// still delivering its backlog is waited for.
+const maxCatchUp = 6
 
 // halt stops the tracer and arms the kill timer.
 func (l *loop) halt() {

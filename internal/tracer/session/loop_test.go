@@ -213,12 +213,21 @@ type markingTracer struct {
 	stoppedAt int // events the loop had taken when Stop came
 	sink      *memSink
 	answer    bool // whether the marks come back at all
+	// pace, if set, delivers the backlog in ten parts this far apart: a
+	// tracer slowly catching up.
+	pace time.Duration
 }
 
 func (m *markingTracer) Mark() int {
 	m.markSent = true
 	go func() {
-		m.out <- m.backlog
+		if m.pace == 0 {
+			m.out <- m.backlog
+		}
+		for part := 0; m.pace > 0 && part < 10; part++ {
+			time.Sleep(m.pace)
+			m.out <- m.backlog[part*len(m.backlog)/10 : (part+1)*len(m.backlog)/10]
+		}
 		if m.answer {
 			for c := 0; c < m.cpus; c++ {
 				m.out <- []parse.Record{{Kind: parse.KindMark, N: int64(c)}}
@@ -263,6 +272,21 @@ func TestLoopStopsAfterMarks(t *testing.T) {
 	if !m.markSent {
 		t.Fatal("the loop did not ask for marks")
 	}
+	if m.stoppedAt != 500 || res.Events != 500 {
+		t.Errorf("stopped after %d of 500 events, recorded %d", m.stoppedAt, res.Events)
+	}
+	if hasWarning(res, "caught up") {
+		t.Errorf("warned: %q", res.Warnings)
+	}
+}
+
+// A tracer still delivering its backlog when the grace period ends is
+// given more time: stopping it would drop the rest uncounted.
+func TestLoopWaitsForSlowBacklog(t *testing.T) {
+	f := newFake()
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	m := &markingTracer{fakeTracer: f, backlog: backlog(500), cpus: 2, sink: &memSink{}, answer: true, pace: 50 * time.Millisecond}
+	res, _ := runMarking(t, m, 120*time.Millisecond) // the backlog takes 500 ms: over four grace periods
 	if m.stoppedAt != 500 || res.Events != 500 {
 		t.Errorf("stopped after %d of 500 events, recorded %d", m.stoppedAt, res.Events)
 	}
