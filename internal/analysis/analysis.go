@@ -48,7 +48,8 @@ func (t Tail) Warnings() []string {
 
 // Events calls fn for every event of the trace at path, in file order,
 // until fn fails or ctx is cancelled (the error is then ctx's). meta is the
-// trace's header and, if it finished, footer.
+// trace's header and, if it finished, footer. The file is decoded on
+// another goroutine, a batch ahead of fn (see decodeAhead).
 func Events(ctx context.Context, path, what string, watch Watch, fn func(*event.Event) error) (meta tracefile.Meta, tail Tail, err error) {
 	r, err := tracefile.Open(path)
 	if err != nil {
@@ -58,13 +59,8 @@ func Events(ctx context.Context, path, what string, watch Watch, fn func(*event.
 	if watch != nil {
 		defer watch(Pass{What: what, File: r.Name(), Progress: r.Progress})()
 	}
-	for n := 0; r.Next(); n++ {
-		if n%checkEvery == 0 && ctx.Err() != nil {
-			return r.Meta(), Tail{}, ctx.Err()
-		}
-		if err := fn(r.Event()); err != nil {
-			return r.Meta(), Tail{}, err
-		}
+	if err := decodeAhead(ctx, r, fn); err != nil {
+		return r.Meta(), Tail{}, err
 	}
 	return r.Meta(), Tail{Incomplete: r.Incomplete(), Cut: r.CutNote()}, r.Err()
 }
@@ -78,6 +74,11 @@ const unfinished = "the recording did not finish (the recorder was killed or cra
 // Profile reads a whole trace into a profile. A trace cut short by a crash
 // is profiled as far as it goes, and says so.
 func Profile(ctx context.Context, path string, opts profile.Options, watch Watch) (tracefile.Meta, *profile.Profile, error) {
+	return profileWith(ctx, path, opts, watch, nil)
+}
+
+// profileWith is Profile, with also called on every event of the pass.
+func profileWith(ctx context.Context, path string, opts profile.Options, watch Watch, also func(*event.Event)) (tracefile.Meta, *profile.Profile, error) {
 	meta, err := tracefile.ReadMeta(path)
 	if err != nil {
 		return meta, nil, err
@@ -91,6 +92,9 @@ func Profile(ctx context.Context, path string, opts profile.Options, watch Watch
 	b := profile.NewBuilder(opts)
 	meta, tail, err := Events(ctx, path, "reading", watch, func(e *event.Event) error {
 		b.Add(e)
+		if also != nil {
+			also(e)
+		}
 		return nil
 	})
 	if err != nil {
@@ -116,16 +120,17 @@ func Classify(ctx context.Context, path string, opts classify.Options, watch Wat
 	if err != nil {
 		return meta, nil, err
 	}
-	res, err := classify.Classify(source(ctx, path, watch), classifyOptions(path, opts))
+	res, err := classify.Classify(source(ctx, path, watch, 3), classifyOptions(path, opts))
 	return meta, res, err
 }
 
-// source replays a trace file once per call, as classify reads it.
-func source(ctx context.Context, path string, watch Watch) classify.Source {
+// source replays a trace file once per call, as classify reads it (passes
+// times in all).
+func source(ctx context.Context, path string, watch Watch, passes int) classify.Source {
 	pass := 0
 	return func(emit func(*event.Event)) error {
 		pass++
-		what := fmt.Sprintf("classifying (%d of 3)", min(pass, 3))
+		what := fmt.Sprintf("classifying (%d of %d)", min(pass, passes), passes)
 		_, _, err := Events(ctx, path, what, watch, func(e *event.Event) error {
 			emit(e)
 			return nil
@@ -148,13 +153,16 @@ func classifyOptions(path string, opts classify.Options) classify.Options {
 // path: everything the reports show of it.
 func Analyze(ctx context.Context, path string, popts profile.Options, copts classify.Options, watch Watch) (*report.Analysis, error) {
 	popts.Series = true
-	meta, p, err := Profile(ctx, path, popts, watch)
+	copts.ExcludeWriteback = popts.ExcludeWriteback
+	copts = classifyOptions(path, copts)
+	// The profile's pass is also classify's first: three reads, not four.
+	survey := classify.NewSurvey(copts)
+	meta, p, err := profileWith(ctx, path, popts, watch, survey.Add)
 	if err != nil {
 		return nil, err
 	}
 	a := &report.Analysis{Show: report.NewShow(path, meta, p)}
-	copts.ExcludeWriteback = popts.ExcludeWriteback
-	a.Class, err = classify.Classify(source(ctx, path, watch), classifyOptions(path, copts))
+	a.Class, err = classify.ClassifySurveyed(survey, p, source(ctx, path, watch, 2), copts)
 	if errors.Is(err, classify.ErrNoIO) {
 		return a, nil
 	}

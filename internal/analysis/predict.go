@@ -36,8 +36,13 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 		}
 		b.SetSynchronous(sync)
 	}
+	// The model's pass is also classify's first: three reads, not four.
+	copts := classifyOptions(path, classify.Options{})
+	whole, survey := profile.NewBuilder(classify.ProfileOptions(copts)), classify.NewSurvey(copts)
 	if _, _, err := Events(ctx, path, "predicting", watch, func(e *event.Event) error {
 		b.Add(e)
+		whole.Add(e)
+		survey.Add(e)
 		return nil
 	}); err != nil {
 		return nil, err
@@ -47,7 +52,7 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 		recorded = meta.Footer.DurationNs
 	}
 	var bounds []predict.Boundary
-	class, err := classify.Classify(source(ctx, path, watch), classifyOptions(path, classify.Options{}))
+	class, err := classify.ClassifySurveyed(survey, whole.Finish(), source(ctx, path, watch, 2), copts)
 	switch {
 	case errors.Is(err, classify.ErrNoIO):
 		return nil, predict.ErrNoIO
@@ -176,7 +181,7 @@ func ExportFioJob(ctx context.Context, path string, w io.Writer, byProgram bool,
 	if err != nil {
 		return nil, err
 	}
-	class, err := classify.Classify(source(ctx, path, watch), classifyOptions(path, classify.Options{}))
+	class, err := classify.Classify(source(ctx, path, watch, 3), classifyOptions(path, classify.Options{}))
 	if err != nil {
 		return nil, err
 	}

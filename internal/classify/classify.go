@@ -68,38 +68,72 @@ var ErrNoIO = errors.New("the trace has no data I/O to classify")
 
 // Classify ranks the catalog's patterns against a trace, splits it into a
 // mixture and phases, and estimates it on a drive if results are given.
+// It reads the trace three times.
 func Classify(src Source, opts Options) (*Result, error) {
+	whole := profile.NewBuilder(ProfileOptions(opts))
+	survey := NewSurvey(opts)
+	if err := src(func(e *event.Event) {
+		whole.Add(e)
+		survey.Add(e)
+	}); err != nil {
+		return nil, err
+	}
+	return ClassifySurveyed(survey, whole.Finish(), src, opts)
+}
+
+// ProfileOptions are the options of every profile classify builds: a
+// caller giving ClassifySurveyed its own whole-trace profile builds it with
+// these (or more).
+func ProfileOptions(opts Options) profile.Options {
+	return profile.Options{ExcludeWriteback: opts.ExcludeWriteback, SyscallPartial: opts.SyscallPartial}
+}
+
+// Survey is what classify's first pass learns besides the whole trace's
+// profile: the data I/O's time span and who did it. A caller that reads
+// the trace for its own profile anyway feeds a Survey in the same pass and
+// saves classify that pass (see ClassifySurveyed).
+type Survey struct {
+	keep        func(*event.Event) bool
+	first, last int64
+	seen        bool
+	tally       actorTally
+}
+
+// NewSurvey returns an empty Survey.
+func NewSurvey(opts Options) *Survey {
+	return &Survey{keep: func(e *event.Event) bool {
+		return !(opts.ExcludeWriteback && e.Layer == event.Block && e.Flags&event.FlagKernel != 0)
+	}}
+}
+
+// Add takes the trace's next event, in file order.
+func (s *Survey) Add(e *event.Event) {
+	if !e.Op.IsData() || !s.keep(e) {
+		return
+	}
+	s.tally.add(e)
+	if !s.seen || e.Start < s.first {
+		s.first = e.Start
+	}
+	if !s.seen || e.End > s.last {
+		s.last = e.End
+	}
+	s.seen = true
+}
+
+// ClassifySurveyed is Classify after its first pass: survey saw every
+// event, and whole is the profile of the same events under the same
+// options (it may hold more, such as device names and time series, which
+// the shape does not read). It reads the trace twice more.
+func ClassifySurveyed(survey *Survey, whole *profile.Profile, src Source, opts Options) (*Result, error) {
 	exp, err := ExpectedShapes()
 	if err != nil {
 		return nil, err
 	}
-	popts := profile.Options{ExcludeWriteback: opts.ExcludeWriteback, SyscallPartial: opts.SyscallPartial}
-	keep := func(e *event.Event) bool {
-		return !(opts.ExcludeWriteback && e.Layer == event.Block && e.Flags&event.FlagKernel != 0)
-	}
-
-	// Pass 1: the whole trace.
-	whole := profile.NewBuilder(popts)
-	first, last, seen := int64(0), int64(0), false
-	var tally actorTally
-	if err := src(func(e *event.Event) {
-		whole.Add(e)
-		if !e.Op.IsData() || !keep(e) {
-			return
-		}
-		tally.add(e)
-		if !seen || e.Start < first {
-			first = e.Start
-		}
-		if !seen || e.End > last {
-			last = e.End
-		}
-		seen = true
-	}); err != nil {
-		return nil, err
-	}
-	shape, ok := ShapeOf(whole.Finish())
-	if !ok || !seen {
+	popts, keep := ProfileOptions(opts), survey.keep
+	first, last := survey.first, survey.last
+	shape, ok := ShapeOf(whole)
+	if !ok || !survey.seen {
 		return nil, ErrNoIO
 	}
 	res := &Result{Shape: shape, Matches: Rank(shape, exp), Origin: first}
@@ -121,12 +155,12 @@ func Classify(src Source, opts Options) (*Result, error) {
 	res.Mixture = mixture(wins)
 
 	// Pass 3: a profile per phase, and per actor.
-	actors := newActorBuilder(tally.pick(), popts)
+	actors := newActorBuilder(survey.tally.pick(), popts)
 	res.Phases, err = phases(src, popts, keep, first, width, wins, exp, actors.add)
 	if err != nil {
 		return nil, err
 	}
-	res.Actors = actors.finish(&tally, first, exp)
+	res.Actors = actors.finish(&survey.tally, first, exp)
 	res.Verdict = verdictOf(res)
 	if opts.Drive != nil {
 		res.Drive = estimate(res, exp, opts.Drive)

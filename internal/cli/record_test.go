@@ -154,7 +154,7 @@ func checkBlockCounted(t *testing.T, s *report.Show, dir string) {
 	}
 	counted := s.Trace.LostEvents + s.Trace.UnfinishedRequests
 	if missing := didBytes - seenBytes - counted*4096; missing > 0 {
-		t.Errorf("fio read %d bytes in %d reads; the block layer has %d bytes of fio's and counts %d requests lost or unfinished: %d bytes missing uncounted", didBytes, did, seenBytes, counted, missing)
+		t.Errorf("fio read %d bytes in %d reads; the block layer has %d bytes of fio's and counts %d requests lost or unfinished: %d bytes missing uncounted; warnings %q", didBytes, did, seenBytes, counted, missing, s.Trace.Warnings)
 	}
 	if seen > did+200 {
 		t.Errorf("fio did %d reads; the block layer has %d of fio's", did, seen)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/ioshape/ioshape/internal/parse"
 	"github.com/ioshape/ioshape/internal/tracer/session"
@@ -64,7 +65,11 @@ var limits = []string{
 func (s *Session) Run(ctx context.Context, sink session.Sink) (session.Result, error) {
 	plan := session.Plan{
 		Name: "bpftrace", Remedy: "raise --perf-pages", Seeds: s.seeds,
-		Start: func(int) (session.Tracer, error) { return s.start() },
+		// Detaching some fifty probes takes bpftrace 0.17 3–4 s on an idle
+		// 2-core VM; its final counters (requests left in flight, stale
+		// entries) come after that.
+		StopGrace: 30 * time.Second,
+		Start:     func(int) (session.Tracer, error) { return s.start() },
 	}
 	return session.Run(ctx, s.cfg, plan, sink)
 }

@@ -64,6 +64,11 @@ type Plan struct {
 	// Start starts the tracer. helperPid is the helper's pid (0 without
 	// one): the process whose descendants are the target.
 	Start func(helperPid int) (Tracer, error)
+	// StopGrace, if longer than the configured grace, is how long the
+	// tracer is given between SIGINT and SIGKILL: a tracer that detaches
+	// many probes and then prints its final counters can need seconds,
+	// more on a loaded machine, and killing it loses those counters.
+	StopGrace time.Duration
 }
 
 // NotStartedError is a tracer that ended before tracing began.
@@ -184,7 +189,7 @@ func (l *loop) run(ctx context.Context) {
 		case <-l.killTimer:
 			l.killTimer = nil
 			l.t.Kill()
-			l.st.warn(fmt.Sprintf("%s did not stop within %v of SIGINT and was killed; its final counters may be missing", l.plan.Name, l.cfg.Grace))
+			l.st.warn(fmt.Sprintf("%s did not stop within %v of SIGINT and was killed; its final counters may be missing", l.plan.Name, l.stopGrace()))
 		}
 	}
 	l.endedAt = time.Now()
@@ -351,6 +356,8 @@ func (l *loop) stop(reason string) {
 	l.halt()
 }
 
+func (l *loop) stopGrace() time.Duration { return max(l.cfg.Grace, l.plan.StopGrace) }
+
 // maxCatchUp bounds, in grace periods, how long a stopped tracer that is
 // still delivering its backlog is waited for.
 const maxCatchUp = 6
@@ -358,7 +365,7 @@ const maxCatchUp = 6
 // halt stops the tracer and arms the kill timer.
 func (l *loop) halt() {
 	l.t.Stop()
-	l.killTimer = time.After(l.cfg.Grace)
+	l.killTimer = time.After(l.stopGrace())
 }
 
 // ownsCommand reports whether a command ioshape started is to end with the

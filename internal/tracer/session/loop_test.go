@@ -18,6 +18,7 @@ type fakeTracer struct {
 	out         chan []parse.Record
 	exitRecords []parse.Record // sent after Stop, as a tracer prints its last counters
 	ignoreStop  bool
+	stopDelay   time.Duration // how long Stop takes to end the tracer
 	killed      chan struct{}
 	once        sync.Once
 	waited      bool
@@ -31,6 +32,10 @@ func (f *fakeTracer) Records() <-chan []parse.Record { return f.out }
 
 func (f *fakeTracer) Stop() {
 	if f.ignoreStop {
+		return
+	}
+	if f.stopDelay > 0 {
+		time.AfterFunc(f.stopDelay, func() { f.end(f.exitRecords) })
 		return
 	}
 	f.end(f.exitRecords)
@@ -88,6 +93,29 @@ func TestLoopTracerEndsByItself(t *testing.T) {
 	}
 	if res.EndReason != "tracer exited" {
 		t.Errorf("end reason %q", res.EndReason)
+	}
+}
+
+// A tracer whose plan asks for a longer stop grace (bpftrace detaching its
+// probes) is given it: not killed, and its final counters are kept.
+func TestLoopStopGrace(t *testing.T) {
+	f := newFake()
+	f.stopDelay = 500 * time.Millisecond
+	f.exitRecords = []parse.Record{{Kind: parse.KindCounter, Name: parse.CounterUnfinished, N: 7}}
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	cfg := Config{Target: Target{All: true, Duration: 50 * time.Millisecond}, Grace: 100 * time.Millisecond}
+	plan := Plan{Name: "fake", Remedy: "none", StopGrace: 5 * time.Second, Start: func(int) (Tracer, error) { return f, nil }}
+	res, err := Run(context.Background(), cfg, plan, &memSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.killed:
+		t.Error("killed within the plan's stop grace")
+	default:
+	}
+	if res.Unfinished != 7 || hasWarning(res, "did not stop within") {
+		t.Errorf("final counters %d (want 7), warnings %q", res.Unfinished, res.Warnings)
 	}
 }
 

@@ -1,0 +1,101 @@
+package analysis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/testutil"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// passTraces are a real recording and a generated one with four actors.
+func passTraces(t *testing.T) []string {
+	t.Helper()
+	synth := filepath.Join(t.TempDir(), "synth.iotrace")
+	writeSynthetic(t, synth, 50_000)
+	return []string{testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace"), synth}
+}
+
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Events decodes a batch ahead on another goroutine: the events, their
+// order and the trace's tail are those of reading the file directly.
+func TestEventsDecodeAhead(t *testing.T) {
+	for _, path := range passTraces(t) {
+		r, err := tracefile.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []event.Event
+		for r.Next() {
+			want = append(want, *r.Event())
+		}
+		r.Close()
+		i := 0
+		_, tail, err := Events(context.Background(), path, "reading", nil, func(e *event.Event) error {
+			if i >= len(want) || *e != want[i] {
+				t.Fatalf("%s: event %d differs: %+v", path, i, *e)
+			}
+			i++
+			return nil
+		})
+		if err != nil || i != len(want) || tail.Incomplete {
+			t.Errorf("%s: %d of %d events, err %v, tail %+v", path, i, len(want), err, tail)
+		}
+		// Stopping early returns the function's error, and leaves no
+		// decoder running on a closed reader.
+		stop := errors.New("enough")
+		n := 0
+		if _, _, err := Events(context.Background(), path, "reading", nil, func(*event.Event) error {
+			if n++; n == 5000 {
+				return stop
+			}
+			return nil
+		}); !errors.Is(err, stop) && len(want) >= 5000 {
+			t.Errorf("%s: early stop gave %v", path, err)
+		}
+	}
+}
+
+// A report's analysis reads the trace three times, its profile pass
+// standing for classify's first; its classification is the one classify
+// makes alone, in three passes of its own, and its profile is show's.
+func TestAnalyzeSharesClassifyFirstPass(t *testing.T) {
+	ctx := context.Background()
+	for _, path := range passTraces(t) {
+		for _, wb := range []bool{false, true} {
+			a, err := Analyze(ctx, path, profile.Options{ExcludeWriteback: wb}, classify.Options{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, alone, err := Classify(ctx, path, classify.Options{ExcludeWriteback: wb}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := asJSON(t, a.Class), asJSON(t, alone); got != want {
+				t.Errorf("%s (exclude writeback %v): report's classification differs from classify's:\n%s\n%s", path, wb, got, want)
+			}
+			show, err := Show(ctx, path, profile.Options{ExcludeWriteback: wb}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Show.Profile.Series = nil
+			if got, want := asJSON(t, a.Show), asJSON(t, show); got != want {
+				t.Errorf("%s: report's profile differs from show's", path)
+			}
+		}
+	}
+}
