@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/event"
@@ -89,6 +90,9 @@ func profileWith(ctx context.Context, path string, opts profile.Options, watch W
 	if meta.Footer != nil && meta.Footer.SyscallUntilNs > 0 {
 		opts.SyscallPartial = true
 	}
+	// Each layer aggregated on a core of its own (the profile is the same);
+	// a report's time series needs one order, and stays on one.
+	opts.Parallel = runtime.GOMAXPROCS(0) > 1
 	b := profile.NewBuilder(opts)
 	meta, tail, err := Events(ctx, path, "reading", watch, func(e *event.Event) error {
 		b.Add(e)
@@ -98,6 +102,7 @@ func profileWith(ctx context.Context, path string, opts profile.Options, watch W
 		return nil
 	})
 	if err != nil {
+		b.Finish() // ends its goroutines
 		return meta, nil, err
 	}
 	p := b.Finish()

@@ -99,3 +99,38 @@ func TestAnalyzeSharesClassifyFirstPass(t *testing.T) {
 		}
 	}
 }
+
+// show aggregates each layer on its own goroutine: its profile is the one
+// a single goroutine builds.
+func TestShowParallelSameAsSerial(t *testing.T) {
+	ctx := context.Background()
+	for _, path := range passTraces(t) {
+		for _, wb := range []bool{false, true} {
+			show, err := Show(ctx, path, profile.Options{ExcludeWriteback: wb}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta, err := tracefile.ReadMeta(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := profile.Options{ExcludeWriteback: wb}
+			if meta.Footer != nil {
+				opts.Devices = meta.Footer.Devices
+			}
+			serial := profile.NewBuilder(opts)
+			_, tail, err := Events(ctx, path, "reading", nil, func(e *event.Event) error {
+				serial.Add(e)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := serial.Finish()
+			p.Warnings = append(p.Warnings, tail.Warnings()...)
+			if got, want := asJSON(t, show.Profile), asJSON(t, p); got != want {
+				t.Errorf("%s (exclude writeback %v): parallel show differs from one goroutine's:\n%s\n%s", path, wb, got, want)
+			}
+		}
+	}
+}

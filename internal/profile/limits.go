@@ -51,36 +51,35 @@ func (a *layerAgg) absorb(d *layerAgg) {
 	}
 }
 
-// makeRoomForDevice, when a layer's table is full, folds its quieter half
+// makeRoomForDevice, when the layer's table is full, folds its quieter half
 // into "other" at once: one sort per maxDevices/2 new devices, however
 // many devices a trace names.
-func (b *Builder) makeRoomForDevice(layer event.Layer) {
-	if b.devCount[layer] < maxDevices {
+func (h *layerHalf) makeRoomForDevice() {
+	if h.devCount < maxDevices {
 		return
 	}
-	keys := make([]devKey, 0, maxDevices)
-	for k := range b.devs {
-		if k.layer == layer && k.dev != otherDev {
-			keys = append(keys, k)
+	devs := make([]event.Dev, 0, maxDevices)
+	for d := range h.devs {
+		if d != otherDev {
+			devs = append(devs, d)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, c := b.devs[keys[i]].ios(), b.devs[keys[j]].ios()
-		return a < c || a == c && keys[i].less(keys[j])
+	sort.Slice(devs, func(i, j int) bool {
+		a, c := h.devs[devs[i]].ios(), h.devs[devs[j]].ios()
+		return a < c || a == c && devKey{h.layer, devs[i]}.less(devKey{h.layer, devs[j]})
 	})
-	ok := devKey{layer, otherDev}
-	other := b.devs[ok]
+	other := h.devs[otherDev]
 	if other == nil {
-		other = newLayerAgg(layer == event.Block, false)
-		b.devs[ok] = other
+		other = newLayerAgg(h.layer == event.Block, false)
+		h.devs[otherDev] = other
 	}
-	for _, k := range keys[:len(keys)/2] {
-		other.absorb(b.devs[k])
-		delete(b.devs, k)
-		b.devCount[layer]--
-		b.folded[layer]++
+	for _, d := range devs[:len(devs)/2] {
+		other.absorb(h.devs[d])
+		delete(h.devs, d)
+		h.devCount--
+		h.folded++
 	}
-	b.lastAgg = nil
+	h.lastAgg = nil
 }
 
 // makeRoomForProcess, when the table is full, folds the half that moved
@@ -123,9 +122,9 @@ func (p *Process) bytes() int64 {
 // foldedWarnings say what was folded, for the user.
 func (b *Builder) foldedWarnings() []string {
 	var w []string
-	for layer, n := range b.folded {
-		if n > 0 {
-			w = append(w, fmt.Sprintf("%s layer: %d devices beyond the %d busiest are summed as \"other\" (without their queue depth)", event.Layer(layer), n, maxDevices))
+	for _, h := range b.halves {
+		if h.folded > 0 {
+			w = append(w, fmt.Sprintf("%s layer: %d devices beyond the %d busiest are summed as \"other\" (without their queue depth)", h.layer, h.folded, maxDevices))
 		}
 	}
 	if b.foldedProcs > 0 {
