@@ -24,7 +24,7 @@ func mixedTrace(n int) []event.Event {
 			Start: at, End: at + lat, Size: size, Bytes: size,
 			Dev:    event.Dev{Major: 8, Minor: uint32(rng.IntN(100))},
 			Offset: rng.Int64N(1 << 32), Inode: uint64(rng.IntN(50)),
-			Pid:    uint32(rng.IntN(400)), Comm: "p",
+			Pid: uint32(rng.IntN(400)), Comm: "p",
 		}
 		switch k := rng.IntN(50); {
 		case k == 0:
