@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/profile"
@@ -144,6 +145,23 @@ func BenchmarkLoadProfile(b *testing.B) {
 				}
 				if prof.Events != int64(n) {
 					b.Fatalf("profiled %d events, want %d", prof.Events, n)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkAnalyze is what `report` computes: the profile with its time
+// series and the classification (three reads of the file). Run:
+//
+//	go test ./internal/analysis -run '^$' -bench Analyze -benchtime 2x
+func BenchmarkAnalyze(b *testing.B) {
+	for _, n := range []int{1_000_000, 10_000_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			benchPeak(b, n, func(path string) {
+				a, err := Analyze(context.Background(), path, profile.Options{}, classify.Options{}, nil)
+				if err != nil || a.Class == nil || a.Show.Events != int64(n) {
+					b.Fatalf("analyze: %v", err)
 				}
 			})
 		})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/classify"
@@ -131,6 +132,37 @@ func TestShowParallelSameAsSerial(t *testing.T) {
 			if got, want := asJSON(t, show.Profile), asJSON(t, p); got != want {
 				t.Errorf("%s (exclude writeback %v): parallel show differs from one goroutine's:\n%s\n%s", path, wb, got, want)
 			}
+		}
+	}
+}
+
+// On one core (GOMAXPROCS=1) everything runs on one goroutine: the same
+// show, classification and report as on two.
+func TestOneCoreSameAsTwo(t *testing.T) {
+	ctx := context.Background()
+	run := func(path string) (show, class, analysis string) {
+		s, err := Show(ctx, path, profile.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, c, err := Classify(ctx, path, classify.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Analyze(ctx, path, profile.Options{ExcludeWriteback: true}, classify.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return asJSON(t, s), asJSON(t, c), asJSON(t, a)
+	}
+	for _, path := range passTraces(t) {
+		prev := runtime.GOMAXPROCS(1)
+		s1, c1, a1 := run(path)
+		runtime.GOMAXPROCS(max(2, prev))
+		s2, c2, a2 := run(path)
+		runtime.GOMAXPROCS(prev)
+		if s1 != s2 || c1 != c2 || a1 != a2 {
+			t.Errorf("%s: one core and two differ: show %v, classify %v, report %v", path, s1 == s2, c1 == c2, a1 == a2)
 		}
 	}
 }

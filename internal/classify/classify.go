@@ -181,20 +181,34 @@ type window struct {
 const minWindowIOs = 16
 
 func windowShapes(src Source, popts profile.Options, keep func(*event.Event) bool, first, width int64, exp []Expected) ([]window, error) {
-	builders := map[int]*profile.Builder{}
-	if err := src(func(e *event.Event) {
-		if !keep(e) {
-			return
+	// Even and odd windows on two goroutines.
+	var shards [2]map[int]*profile.Builder
+	var workers [2]func(*event.Event)
+	for s := range shards {
+		builders := map[int]*profile.Builder{}
+		shards[s] = builders
+		workers[s] = func(e *event.Event) {
+			if !keep(e) {
+				return
+			}
+			i := int(max(0, e.Start-first) / width)
+			if i%2 != s {
+				return
+			}
+			b := builders[i]
+			if b == nil {
+				b = profile.NewBuilder(popts)
+				builders[i] = b
+			}
+			b.Add(e)
 		}
-		i := int(max(0, e.Start-first) / width)
-		b := builders[i]
-		if b == nil {
-			b = profile.NewBuilder(popts)
-			builders[i] = b
-		}
-		b.Add(e)
-	}); err != nil {
+	}
+	if err := fanOut(src, workers[:]...); err != nil {
 		return nil, err
+	}
+	builders := shards[0]
+	for i, b := range shards[1] {
+		builders[i] = b
 	}
 	var out []window
 	for i, b := range builders {
@@ -299,12 +313,9 @@ func phases(src Source, popts profile.Options, keep func(*event.Event) bool, fir
 	for i := range builders {
 		builders[i] = profile.NewBuilder(popts)
 	}
-	if err := src(func(e *event.Event) {
-		if !keep(e) {
-			return
-		}
-		also(e)
-		if len(runs) == 0 {
+	// The phases on one goroutine, what also does on another.
+	byPhase := func(e *event.Event) {
+		if !keep(e) || len(runs) == 0 {
 			return
 		}
 		w := int(max(0, e.Start-first) / width)
@@ -314,7 +325,13 @@ func phases(src Source, popts profile.Options, keep func(*event.Event) bool, fir
 			p = max(0, p)
 		}
 		builders[p].Add(e)
-	}); err != nil {
+	}
+	alsoKept := func(e *event.Event) {
+		if keep(e) {
+			also(e)
+		}
+	}
+	if err := fanOut(src, byPhase, alsoKept); err != nil {
 		return nil, err
 	}
 	var out []Phase

@@ -3,8 +3,6 @@ package profile
 import (
 	"math/rand/v2"
 	"sort"
-
-	"gonum.org/v1/gonum/stat"
 )
 
 // Fit is a robust (Theil–Sen) line through service time against I/O size:
@@ -87,14 +85,12 @@ func (f *fitSampler) fit() *Fit {
 	if len(slopes) < n {
 		return &Fit{Points: n, Note: "sizes barely vary: no transfer rate can be separated from overhead"}
 	}
-	sort.Float64s(slopes)
-	slope := stat.Quantile(0.5, stat.Empirical, slopes, nil)
+	slope := median(slopes)
 	res := make([]float64, n)
 	for i := range res {
 		res[i] = f.y[i] - slope*f.x[i]
 	}
-	sort.Float64s(res)
-	icept := stat.Quantile(0.5, stat.Empirical, res, nil)
+	icept := median(res)
 	out := &Fit{Points: n, OverheadUs: round3(icept / 1e3)}
 	if slope > 0 {
 		out.RateMBs = round3(1e9 / slope / 1e6) // bytes/ns → MB/s
@@ -102,4 +98,47 @@ func (f *fitSampler) fit() *Fit {
 		out.Note = "service time does not grow with size"
 	}
 	return out
+}
+
+// median is the empirical median of x (the element at ceil(n/2)-1 in
+// sorted order, as stat.Quantile(0.5, stat.Empirical) gives), found by
+// selection rather than a sort: a fit's 124,750 slopes are selected in a
+// tenth of the time. x is reordered.
+func median(x []float64) float64 {
+	k := (len(x)+1)/2 - 1
+	lo, hi := 0, len(x)-1
+	for rounds := 0; lo < hi; rounds++ {
+		if rounds > 64 { // pathological input: finish with a sort
+			sort.Float64s(x[lo : hi+1])
+			return x[k]
+		}
+		// Median of three as the pivot, then a three-way partition:
+		// [lo,lt) < pivot, [lt,gt] == pivot, (gt,hi] > pivot.
+		mid := lo + (hi-lo)/2
+		a, b, c := x[lo], x[mid], x[hi]
+		pivot := max(min(a, b), min(max(a, b), c))
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch {
+			case x[i] < pivot:
+				x[lt], x[i] = x[i], x[lt]
+				lt++
+				i++
+			case x[i] > pivot:
+				x[gt], x[i] = x[i], x[gt]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt - 1
+		case k > gt:
+			lo = gt + 1
+		default:
+			return pivot
+		}
+	}
+	return x[k]
 }

@@ -2,7 +2,11 @@ package profile
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 func TestLogHistBuckets(t *testing.T) {
@@ -38,5 +42,34 @@ func TestLogHistQuantiles(t *testing.T) {
 	one.add(4096)
 	if one.quantile(0.5) != 4096 {
 		t.Errorf("single value: %v", one.quantile(0.5))
+	}
+}
+
+// median selects what sorting and taking the empirical median gives, on
+// sizes odd and even, with ties, and on sorted and reversed input.
+func TestMedianSelectsAsSortDoes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 1; n < 400; n += 7 {
+		for _, kind := range []string{"random", "ties", "sorted", "reversed"} {
+			x := make([]float64, n)
+			for i := range x {
+				switch kind {
+				case "random":
+					x[i] = rng.NormFloat64() * 1e6
+				case "ties":
+					x[i] = float64(rng.IntN(5))
+				case "sorted":
+					x[i] = float64(i)
+				case "reversed":
+					x[i] = float64(n - i)
+				}
+			}
+			sorted := append([]float64(nil), x...)
+			sort.Float64s(sorted)
+			want := stat.Quantile(0.5, stat.Empirical, sorted, nil)
+			if got := median(x); got != want {
+				t.Fatalf("n=%d %s: median %v, want %v", n, kind, got, want)
+			}
+		}
 	}
 }
