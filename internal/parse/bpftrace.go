@@ -101,6 +101,10 @@ func (r *BpftraceReader) parseLine(b []byte) string {
 		if tracked {
 			r.rec = Record{Kind: KindCounter, Name: CounterUnfinished, N: 1}
 		}
+	case bytes.HasPrefix(b, []byte("@aio[")):
+		// A libaio I/O still in the tracer's map at exit: submitted, its
+		// reaping never seen (only the traced processes' are kept).
+		r.rec = Record{Kind: KindCounter, Name: CounterUnreaped, N: 1}
 	case isStateEntry(b):
 		// Other in-flight state the script's END clears; bpftrace prints
 		// what probes firing during its exit put back.
@@ -387,7 +391,7 @@ func inFlightTracked(b []byte) (tracked, ok bool) {
 }
 
 // stateMaps are the script's in-flight maps other than @rq.
-var stateMaps = [][]byte{[]byte("@rqd["), []byte("@sc["), []byte("@sco["), []byte("@aio["),
+var stateMaps = [][]byte{[]byte("@rqd["), []byte("@sc["), []byte("@sco["),
 	[]byte("@aioev["), []byte("@uring["), []byte("@track["), []byte("@root[")}
 
 func isStateEntry(b []byte) bool {

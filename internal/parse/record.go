@@ -24,11 +24,12 @@ const (
 
 // Counter names a KindCounter record can carry.
 const (
-	CounterUnmatched  = "unmatched"   // completions whose issue was not seen
-	CounterMapFull    = "map_full"    // in-flight I/Os the tracer had no room to track
-	CounterStale      = "stale"       // in-flight entries overwritten before completion
-	CounterUnfinished = "unfinished"  // requests issued whose completion was not seen
-	CounterProbeError = "probe_error" // probe actions that failed at run time; Text says how
+	CounterUnmatched  = "unmatched"    // completions whose issue was not seen
+	CounterMapFull    = "map_full"     // in-flight I/Os the tracer had no room to track
+	CounterStale      = "stale"        // in-flight entries overwritten before completion
+	CounterUnfinished = "unfinished"   // requests issued whose completion was not seen
+	CounterUnreaped   = "aio_unreaped" // async calls submitted whose reaping was not seen
+	CounterProbeError = "probe_error"  // probe actions that failed at run time; Text says how
 )
 
 // Record is one parsed line.

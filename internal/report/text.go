@@ -74,7 +74,7 @@ func writeHeader(w *errWriter, s *Show) {
 		w.printf("  no events lost\n")
 	}
 	if t.UnfinishedRequests > 0 {
-		w.printf("  MAYBE LOST up to %s more block requests: issued, but their completion was not seen or could not be confirmed\n", Count(t.UnfinishedRequests))
+		w.printf("  MAYBE LOST up to %s more block requests or asynchronous calls: issued, but their completion was not seen or could not be confirmed\n", Count(t.UnfinishedRequests))
 	}
 	if t.UnmatchedCompletions > 0 {
 		w.printf("  unmatched %s completions without an issue (requests already in flight when recording began, or untrackable)\n", Count(t.UnmatchedCompletions))

@@ -133,7 +133,7 @@ func traceBanners(t report.TraceInfo) []Banner {
 		out = append(out, Banner{Severe: true, Title: "The recording did not finish (the recorder was killed or crashed): this is everything it wrote before it stopped."})
 	}
 	if t.UnfinishedRequests > 0 {
-		out = append(out, Banner{Title: fmt.Sprintf("Up to %s more block requests may be missing: issued, but their completion was not seen or could not be confirmed.", report.Count(t.UnfinishedRequests))})
+		out = append(out, Banner{Title: fmt.Sprintf("Up to %s more block requests or asynchronous calls may be missing: issued, but their completion was not seen or could not be confirmed.", report.Count(t.UnfinishedRequests))})
 	}
 	if len(t.Fidelity) > 0 {
 		out = append(out, Banner{Title: "Reduced fidelity: the " + t.Backend + " backend cannot see everything.", Items: t.Fidelity})

@@ -177,9 +177,11 @@ func (l *loop) run(ctx context.Context) {
 			l.stop("interrupted")
 		case <-l.markTimer:
 			waited := time.Since(l.stoppedAt)
-			if l.st.res.Events > l.markEvents && waited < maxCatchUp*l.cfg.Grace {
-				// Still reading its backlog: stopping it now would drop
-				// the rest uncounted.
+			if l.st.res.EndReason == "target exited" && l.st.res.Events > l.markEvents && waited < maxCatchUp*l.cfg.Grace {
+				// The target is gone, so what still comes is backlog: the
+				// tracer is catching up, and stopping it now would drop
+				// the rest uncounted. (A target still running, or the
+				// whole system, never stops sending.)
 				l.markEvents, l.markTimer = l.st.res.Events, time.After(l.cfg.Grace)
 				break
 			}

@@ -244,6 +244,8 @@ type markingTracer struct {
 	// pace, if set, delivers the backlog in ten parts this far apart: a
 	// tracer slowly catching up.
 	pace time.Duration
+	mu   sync.Mutex
+	done bool // stopped: a paced backlog sends no more
 }
 
 func (m *markingTracer) Mark() int {
@@ -254,7 +256,13 @@ func (m *markingTracer) Mark() int {
 		}
 		for part := 0; m.pace > 0 && part < 10; part++ {
 			time.Sleep(m.pace)
+			m.mu.Lock()
+			if m.done {
+				m.mu.Unlock()
+				return
+			}
 			m.out <- m.backlog[part*len(m.backlog)/10 : (part+1)*len(m.backlog)/10]
+			m.mu.Unlock()
 		}
 		if m.answer {
 			for c := 0; c < m.cpus; c++ {
@@ -266,6 +274,9 @@ func (m *markingTracer) Mark() int {
 }
 
 func (m *markingTracer) Stop() {
+	m.mu.Lock()
+	m.done = true
+	m.mu.Unlock()
 	m.stoppedAt = len(m.sink.events)
 	m.fakeTracer.Stop()
 }
@@ -308,18 +319,45 @@ func TestLoopStopsAfterMarks(t *testing.T) {
 	}
 }
 
-// A tracer still delivering its backlog when the grace period ends is
-// given more time: stopping it would drop the rest uncounted.
+// exitingTracer is a marking tracer whose target exits (bpftrace -c's
+// helper says so on the status channel).
+type exitingTracer struct {
+	*markingTracer
+	status chan string
+}
+
+func (e *exitingTracer) Status() <-chan string { return e.status }
+
+// A tracer still delivering its backlog when the grace period ends, after
+// its target exited, is given more time: stopping it would drop the rest
+// uncounted. A recording stopped while its target runs on (a duration, the
+// whole system) is not: what keeps coming is new, not backlog.
 func TestLoopWaitsForSlowBacklog(t *testing.T) {
 	f := newFake()
 	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
 	m := &markingTracer{fakeTracer: f, backlog: backlog(500), cpus: 2, sink: &memSink{}, answer: true, pace: 50 * time.Millisecond}
-	res, _ := runMarking(t, m, 120*time.Millisecond) // the backlog takes 500 ms: over four grace periods
-	if m.stoppedAt != 500 || res.Events != 500 {
-		t.Errorf("stopped after %d of 500 events, recorded %d", m.stoppedAt, res.Events)
+	e := &exitingTracer{markingTracer: m, status: make(chan string, 2)}
+	e.status <- "pid 42"
+	e.status <- "exit 0"
+	plan := Plan{Name: "fake", Remedy: "none", Start: func(int) (Tracer, error) { return e, nil }}
+	cfg := Config{Target: Target{Command: []string{"true"}}, Grace: 120 * time.Millisecond} // the backlog takes 500 ms
+	res, err := Run(context.Background(), cfg, plan, m.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EndReason != "target exited" || m.stoppedAt != 500 || res.Events != 500 {
+		t.Errorf("ended %q, stopped after %d of 500 events, recorded %d", res.EndReason, m.stoppedAt, res.Events)
 	}
 	if hasWarning(res, "caught up") {
 		t.Errorf("warned: %q", res.Warnings)
+	}
+
+	f = newFake()
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	m = &markingTracer{fakeTracer: f, backlog: backlog(500), cpus: 2, sink: &memSink{}, answer: true, pace: 50 * time.Millisecond}
+	res, took := runMarking(t, m, 120*time.Millisecond)
+	if !hasWarning(res, "had not caught up") || took > 400*time.Millisecond {
+		t.Errorf("duration stop: took %v, warnings %q", took, res.Warnings)
 	}
 }
 

@@ -108,7 +108,7 @@ func (st *state) count(r *parse.Record) {
 		st.res.Unmatched += r.N
 	case parse.CounterMapFull:
 		st.res.MapOverflows += r.N
-	case parse.CounterStale, parse.CounterUnfinished:
+	case parse.CounterStale, parse.CounterUnfinished, parse.CounterUnreaped:
 		st.res.Unfinished += r.N
 	case parse.CounterProbeError:
 		st.res.ProbeErrors += r.N
@@ -190,7 +190,7 @@ func (st *state) finishWarnings(tracer, remedy string) {
 		st.warn(fmt.Sprintf("%d probe actions failed at run time: their events are missing", r.ProbeErrors))
 	}
 	if r.Unfinished > 0 {
-		st.warn(fmt.Sprintf("up to %d block requests may be missing: they were issued, but their completion was not seen or could not be confirmed (a completion firing the kernel skipped is counted here as well as among the skipped firings, and a map delete can fail under contention, so this is an upper bound)", r.Unfinished))
+		st.warn(fmt.Sprintf("up to %d block requests or asynchronous calls may be missing: they were issued, but their completion was not seen or could not be confirmed (a completion firing the kernel skipped is counted here as well as among the skipped firings, and a map delete can fail under contention, so this is an upper bound)", r.Unfinished))
 	}
 	if r.MapOverflows > 0 {
 		st.warn(fmt.Sprintf("%d in-flight I/Os could not be tracked: the tracer had no room for them", r.MapOverflows))
