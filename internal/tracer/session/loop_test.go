@@ -337,8 +337,13 @@ func TestLoopWaitsForSlowBacklog(t *testing.T) {
 	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
 	m := &markingTracer{fakeTracer: f, backlog: backlog(500), cpus: 2, sink: &memSink{}, answer: true, pace: 50 * time.Millisecond}
 	e := &exitingTracer{markingTracer: m, status: make(chan string, 2)}
-	e.status <- "pid 42"
-	e.status <- "exit 0"
+	go func() {
+		// After the loop has taken the ready record: an exit before
+		// tracing was ready would be another case.
+		time.Sleep(200 * time.Millisecond)
+		e.status <- "pid 42"
+		e.status <- "exit 0"
+	}()
 	plan := Plan{Name: "fake", Remedy: "none", Start: func(int) (Tracer, error) { return e, nil }}
 	cfg := Config{Target: Target{Command: []string{"true"}}, Grace: 120 * time.Millisecond} // the backlog takes 500 ms
 	res, err := Run(context.Background(), cfg, plan, m.sink)
