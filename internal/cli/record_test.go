@@ -365,11 +365,24 @@ func TestRecordLibaioDepth32(t *testing.T) {
 	dir, store := workdir(t), t.TempDir()
 	file := filepath.Join(dir, "data")
 	prepFile(t, file, 128)
-	id, _ := record(t, store, fioArgs(file, append(fioReport(dir), "--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=32")...)...)
+	args := fioArgs(file, append(fioReport(dir), "--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=32")...)
+	if testBackend == "bpftrace" {
+		// Past its capacity with both layers here (its buffers overflow,
+		// reported only as it catches up, too late to degrade): the
+		// block layer alone is what README says to use it for at this rate.
+		args = append([]string{"--layers", "block"}, args...)
+	}
+	id, _ := record(t, store, args...)
 	s := showJSON(t, store, id)
+	checkBlockCounted(t, s, dir)
+	if testBackend == "bpftrace" {
+		if s.Syscall != nil {
+			t.Errorf("--layers block recorded a syscall layer: %+v", s.Syscall)
+		}
+		return
+	}
 	checkAccounted(t, s)
 	checkFioCounted(t, s, dir)
-	checkBlockCounted(t, s, dir)
 	if s.Syscall.QueueDepth.P50 < 24 {
 		t.Errorf("requested queue depth p50 %v; want close to 32", s.Syscall.QueueDepth.P50)
 	}
@@ -495,6 +508,14 @@ func startRecording(t *testing.T, store string, args ...string) (*exec.Cmd, *loc
 
 func waitExit(t *testing.T, c *exec.Cmd, limit time.Duration) {
 	t.Helper()
+	if testBackend == "bpftrace" {
+		// bpftrace detaches its ~50 probes before printing its final
+		// counters, each waiting for an RCU tasks-trace grace period
+		// (synchronize_rcu_tasks_trace in perf_trace_event_unreg): 3.5 s
+		// on an idle VM, 25 s seen under load. ioshape waits for it (its
+		// counters are the unfinished requests); so does the test.
+		limit += 30 * time.Second
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
 	select {
