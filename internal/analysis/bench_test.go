@@ -168,18 +168,27 @@ func BenchmarkAnalyze(b *testing.B) {
 	}
 }
 
-// BenchmarkProfileOnly isolates the profile step from file decoding.
-func BenchmarkProfileOnly(b *testing.B) {
-	path := syntheticTrace(b, 1_000_000)
+// fileEvents reads a trace's events into memory, directly from its reader.
+func fileEvents(tb testing.TB, path string) []event.Event {
+	tb.Helper()
 	r, err := tracefile.Open(path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
+	defer r.Close()
 	var evs []event.Event
 	for r.Next() {
 		evs = append(evs, *r.Event())
 	}
-	r.Close()
+	if err := r.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return evs
+}
+
+// BenchmarkProfileOnly isolates the profile step from file decoding.
+func BenchmarkProfileOnly(b *testing.B) {
+	evs := fileEvents(b, syntheticTrace(b, 1_000_000))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		bd := profile.NewBuilder(profile.Options{})

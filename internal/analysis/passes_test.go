@@ -36,15 +36,7 @@ func asJSON(t *testing.T, v any) string {
 // order and the trace's tail are those of reading the file directly.
 func TestEventsDecodeAhead(t *testing.T) {
 	for _, path := range passTraces(t) {
-		r, err := tracefile.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []event.Event
-		for r.Next() {
-			want = append(want, *r.Event())
-		}
-		r.Close()
+		want := fileEvents(t, path)
 		i := 0
 		_, tail, err := Events(context.Background(), path, "reading", nil, func(e *event.Event) error {
 			if i >= len(want) || *e != want[i] {

@@ -2,66 +2,98 @@ package profile
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/ioshape/ioshape/internal/event"
 )
 
-// parallel runs each layer's half of a Builder on its own goroutine. Each
-// half takes its layer's events in file order, as on one goroutine, so
-// the result is the same; only the two layers' work overlaps.
-type parallel struct {
-	halves [2]*layerHalf
-	batch  [2][]event.Event
-	full   [2]chan []event.Event
-	free   [2]chan []event.Event
-	done   sync.WaitGroup
+// Fan gives every event it is handed, in order, to each of its workers,
+// each on a goroutine of its own. A worker that feeds profile builders has
+// them see the same events in the same order as on one goroutine, so the
+// results are the same; only the workers' work overlaps. Events are copied
+// into batches shared by the workers; the caller may reuse its event.
+type Fan struct {
+	workers int
+	cur     *fanBatch
+	free    chan *fanBatch
+	feeds   []chan *fanBatch
+	done    sync.WaitGroup
+}
+
+type fanBatch struct {
+	events []event.Event
+	users  atomic.Int32 // workers still reading it
 }
 
 const (
-	parallelBatch   = 1024 // events per hand-over
-	parallelBatches = 4    // per layer, in flight or being filled
+	fanBatchSize = 1024 // events per hand-over
+	fanBatches   = 4    // in flight or being filled
 )
 
-func startParallel(halves [2]*layerHalf) *parallel {
-	p := &parallel{halves: halves}
-	for l, h := range halves {
-		p.full[l] = make(chan []event.Event, parallelBatches)
-		p.free[l] = make(chan []event.Event, parallelBatches)
-		for range parallelBatches - 1 {
-			p.free[l] <- make([]event.Event, 0, parallelBatch)
-		}
-		p.batch[l] = make([]event.Event, 0, parallelBatch)
-		p.done.Add(1)
-		go func(full <-chan []event.Event, free chan<- []event.Event) {
-			defer p.done.Done()
-			for b := range full {
-				for i := range b {
-					h.add(&b[i])
+// NewFan starts one goroutine per worker. Wait must be called to end them.
+func NewFan(workers ...func(*event.Event)) *Fan {
+	f := &Fan{workers: len(workers), free: make(chan *fanBatch, fanBatches), feeds: make([]chan *fanBatch, len(workers))}
+	for range fanBatches - 1 {
+		f.free <- &fanBatch{events: make([]event.Event, 0, fanBatchSize)}
+	}
+	f.cur = &fanBatch{events: make([]event.Event, 0, fanBatchSize)}
+	for i, w := range workers {
+		feed := make(chan *fanBatch, fanBatches)
+		f.feeds[i] = feed
+		f.done.Add(1)
+		go func() {
+			defer f.done.Done()
+			for b := range feed {
+				for k := range b.events {
+					w(&b.events[k])
 				}
-				free <- b[:0]
+				if b.users.Add(-1) == 0 {
+					b.events = b.events[:0]
+					f.free <- b
+				}
 			}
-		}(p.full[l], p.free[l])
+		}()
 	}
-	return p
+	return f
 }
 
-// send hands an event to its layer's goroutine.
-func (p *parallel) send(e *event.Event) {
-	l := e.Layer
-	p.batch[l] = append(p.batch[l], *e)
-	if len(p.batch[l]) == parallelBatch {
-		p.full[l] <- p.batch[l]
-		p.batch[l] = <-p.free[l]
+// Add hands an event to every worker.
+func (f *Fan) Add(e *event.Event) {
+	f.cur.events = append(f.cur.events, *e)
+	if len(f.cur.events) == fanBatchSize {
+		f.send()
 	}
 }
 
-// wait hands over what is left and waits for both layers to take it all.
-func (p *parallel) wait() {
-	for l := range p.full {
-		if len(p.batch[l]) > 0 {
-			p.full[l] <- p.batch[l]
+func (f *Fan) send() {
+	f.cur.users.Store(int32(f.workers))
+	for _, feed := range f.feeds {
+		feed <- f.cur
+	}
+	f.cur = <-f.free
+}
+
+// Wait hands over what is left and waits for every worker to take it all.
+func (f *Fan) Wait() {
+	if len(f.cur.events) > 0 {
+		f.send()
+	}
+	for _, feed := range f.feeds {
+		close(feed)
+	}
+	f.done.Wait()
+}
+
+// startParallel runs each layer's half of a Builder on its own goroutine:
+// each half takes its layer's events in file order, as on one goroutine.
+func startParallel(halves [2]*layerHalf) *Fan {
+	var workers [2]func(*event.Event)
+	for l, h := range halves {
+		workers[l] = func(e *event.Event) {
+			if e.Layer == h.layer {
+				h.add(e)
+			}
 		}
-		close(p.full[l])
 	}
-	p.done.Wait()
+	return NewFan(workers[:]...)
 }

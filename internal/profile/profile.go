@@ -123,7 +123,7 @@ func (k devKey) less(o devKey) bool {
 type Builder struct {
 	opts       Options
 	halves     [2]*layerHalf // by event.Layer
-	par        *parallel     // nil: the halves run on the caller's goroutine
+	par        *Fan          // nil: the halves run on the caller's goroutine
 	lastProc   *Process
 	procs      map[uint32]*Process
 	wb         Writeback
@@ -199,7 +199,7 @@ func (b *Builder) Add(e *event.Event) {
 	}
 	b.countProcess(e)
 	if b.par != nil {
-		b.par.send(e)
+		b.par.Add(e)
 		return
 	}
 	b.halves[e.Layer].add(e)
@@ -308,7 +308,7 @@ func (h *layerHalf) late() (late, window int64) {
 // Finish computes the profile. The Builder cannot be used afterwards.
 func (b *Builder) Finish() *Profile {
 	if b.par != nil {
-		b.par.wait()
+		b.par.Wait()
 	}
 	for _, h := range b.halves {
 		h.finish()
