@@ -28,6 +28,7 @@ const volatile __u8 trace_all = 0;      // whole system (but self_pid)
 const volatile __u32 wakeup_bytes = 0;  // wake the reader once this much is waiting
 const volatile __u8 name_count = 0;     // processes to start tracing at exec, by name
 const volatile char names[8][16] = {};
+const volatile __u8 summary_mode = 0;   // record --summary: histograms in the kernel, no per-I/O records
 
 // ---- records ------------------------------------------------------------------
 
@@ -131,6 +132,263 @@ static __always_inline void submit(struct record *r)
 {
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(r, flags);
+}
+
+// ---- summaries (record --summary) ---------------------------------------------
+// For hours-long recordings: no record per I/O, but per second, per
+// process, device, layer and operation, counts and histograms kept here, in
+// per-CPU map entries that ioshape reads and deletes once their second is
+// over. What an I/O needs from its arrival (the depth it saw, the idle gap
+// before it, whether it continued a stream) is noted then and counted at
+// its completion, with its size and latency.
+
+// Histograms are log-linear: exact below 8, then four buckets per power of
+// two (bucket i ≥ 8 starts at (4 + i % 4) << (i / 4 - 1)), so the common
+// sizes — 4 KiB, 12 KiB, 128 KiB, 1 MiB — each start a bucket of their own.
+#define SUM_SIZES 128  // up to 4 GiB
+#define SUM_TIMES 160  // ns, up to 18 minutes
+#define SUM_DEPTHS 64  // up to 65535 in flight
+
+struct sum_key {
+	__u32 sec;     // the second the I/Os completed in (CLOCK_MONOTONIC)
+	__u32 pid;
+	__u32 dev;     // kernel encoding
+	__u8 layer;    // 0 block, 1 syscall
+	__u8 op;       // block: BOP_*; syscall: event.Call
+	__u8 role;     // syscall: as struct record's
+	__u8 kthread;  // block: issued by a kernel thread
+};
+
+struct sum_val {
+	__u64 count;
+	__u64 bytes;     // transferred
+	__u64 errors;
+	__u64 located;   // with a known offset
+	__u64 sequential; // starting where the stream's previous I/O ended
+	__u64 lat_ns;    // sum of latencies
+	__u64 gap_ns;    // sum of idle gaps before arrivals
+	__u64 busy_ns;   // busy periods (something in flight) ended by these I/Os
+	__u64 depth_n;   // arrivals whose depth is counted
+	__u64 size_sum;  // bytes asked for
+	__u64 first;     // the earliest arrival
+	__u64 last;      // the latest completion
+	__u32 size[SUM_SIZES];
+	__u32 lat[SUM_TIMES];
+	__u32 gap[SUM_TIMES];
+	__u32 depth[SUM_DEPTHS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct sum_key);
+	__type(value, struct sum_val);
+} sums SEC(".maps");
+
+// sum_zero is the empty entry a new key starts from (too big for the stack).
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sum_val);
+} sum_zero SEC(".maps");
+
+// comms names the processes in sums.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, char[16]);
+} comms SEC(".maps");
+
+// A stream is the queue of a block device (ino 0: its depth and its
+// sequence), the syscall layer's queue across devices (dev and ino 0: what
+// the application has in flight at once), or one file (ino: the syscall
+// layer's sequence).
+struct stream_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 layer;
+};
+
+struct stream_state {
+	__s64 inflight;
+	__u64 idle_since; // when the last I/O in flight completed
+	__u64 busy_since; // when the first of those now in flight arrived
+	__s64 next;       // where the stream's next sequential I/O starts
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct stream_key);
+	__type(value, struct stream_state);
+} streams SEC(".maps");
+
+// arrival is what an I/O's arrival noted, kept with it until completion.
+enum {
+	AR_DEPTH = 1,   // counted in its stream's depth: to be released
+	AR_GAP = 2,     // arrived after an idle gap
+	AR_SEQ = 4,
+	AR_LOCATED = 8,
+};
+
+struct arrival {
+	__u64 gap;
+	__u32 depth;
+	__u8 flags;
+	__u8 dev_layer; // the layer whose depth it counts in
+	__u16 pad;
+	__u32 dev;      // the device whose depth it counts in
+	__u32 pad2;
+};
+
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+// hist_add counts v in the histogram h of n buckets.
+static __always_inline void hist_add(__u32 *h, __u64 v, __u32 n)
+{
+	__u32 i = v;
+	if (v >= 8) {
+		__u32 e = log2_u64(v) - 2;
+		i = 4 * e + (__u32)(v >> e);
+	}
+	if (i >= n)
+		i = n - 1;
+	// Keeps clang from indexing with the value before the clamp, which the
+	// verifier cannot bound.
+	asm volatile("" : "+r"(i));
+	if (i < n)
+		h[i]++;
+}
+
+static __always_inline struct stream_state *stream(__u32 dev, __u8 layer, __u64 ino)
+{
+	struct stream_key k = {.ino = ino, .dev = dev, .layer = layer};
+	struct stream_state *st = bpf_map_lookup_elem(&streams, &k);
+	if (st)
+		return st;
+	struct stream_state z = {};
+	bpf_map_update_elem(&streams, &k, &z, BPF_NOEXIST);
+	st = bpf_map_lookup_elem(&streams, &k);
+	if (!st)
+		count(CNT_MAP_FULL);
+	return st;
+}
+
+// note_arrival notes an I/O arriving at now on dev's layer (and file ino),
+// at offset off for size bytes (off < 0: unknown); with_depth counts it in
+// the device's depth (a copy's read half is the same call as its write).
+static __always_inline void note_arrival(struct arrival *a, __u8 layer, __u32 dev, __u64 ino, __s64 off, __u64 size,
+					 __u64 now, bool with_depth)
+{
+	__builtin_memset(a, 0, sizeof(*a));
+	__u32 queue = layer == 0 ? dev : 0;
+	struct stream_state *st = stream(queue, layer, 0);
+	if (!st)
+		return;
+	if (with_depth) {
+		__s64 before = __sync_fetch_and_add(&st->inflight, 1);
+		if (before <= 0) {
+			if (st->idle_since && now > st->idle_since) {
+				a->gap = now - st->idle_since;
+				a->flags |= AR_GAP;
+			}
+			st->busy_since = now;
+		}
+		a->depth = before < 0 ? 1 : before + 1;
+		a->flags |= AR_DEPTH;
+		a->dev = queue;
+		a->dev_layer = layer;
+	}
+	if (off < 0 || size == 0)
+		return;
+	if (layer != 0) {
+		st = stream(dev, layer, ino);
+		if (!st)
+			return;
+	}
+	a->flags |= AR_LOCATED;
+	if (st->next == off)
+		a->flags |= AR_SEQ;
+	st->next = off + size;
+}
+
+// release takes a completed (or merged, or lost) I/O out of its device's
+// depth; if it was the last in flight, it returns the busy period it ends.
+static __always_inline __u64 release(struct arrival *a, __u64 now)
+{
+	if (!(a->flags & AR_DEPTH))
+		return 0;
+	a->flags &= ~AR_DEPTH;
+	struct stream_key k = {.dev = a->dev, .layer = a->dev_layer};
+	struct stream_state *st = bpf_map_lookup_elem(&streams, &k);
+	if (!st)
+		return 0;
+	if (__sync_fetch_and_add(&st->inflight, -1) != 1)
+		return 0;
+	st->idle_since = now;
+	return now > st->busy_since ? now - st->busy_since : 0;
+}
+
+// summarize counts a completed I/O in its second's entry.
+static __always_inline void summarize(struct sum_key *k, const char *comm, struct arrival *a, __u64 size, __u64 bytes,
+				      __u64 lat, bool failed, __u64 now)
+{
+	__u64 busy = a ? release(a, now) : 0;
+	k->sec = now / 1000000000ULL;
+	struct sum_val *v = bpf_map_lookup_elem(&sums, k);
+	if (!v) {
+		__u32 zero = 0;
+		struct sum_val *z = bpf_map_lookup_elem(&sum_zero, &zero);
+		if (!z)
+			return;
+		bpf_map_update_elem(&sums, k, z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&sums, k);
+		if (!v) {
+			count(CNT_LOST); // no room: this I/O is not counted
+			return;
+		}
+		bpf_map_update_elem(&comms, &k->pid, comm, BPF_ANY);
+	}
+	v->count++;
+	v->bytes += bytes;
+	v->size_sum += size;
+	if (!v->first || now - lat < v->first)
+		v->first = now - lat;
+	v->last = now;
+	if (failed)
+		v->errors++;
+	hist_add(v->size, size, SUM_SIZES);
+	hist_add(v->lat, lat, SUM_TIMES);
+	v->lat_ns += lat;
+	v->busy_ns += busy;
+	if (!a)
+		return;
+	if (a->depth) {
+		hist_add(v->depth, a->depth, SUM_DEPTHS);
+		v->depth_n++;
+	}
+	if (a->flags & AR_GAP) {
+		hist_add(v->gap, a->gap, SUM_TIMES);
+		v->gap_ns += a->gap;
+	}
+	if (a->flags & AR_LOCATED) {
+		v->located++;
+		if (a->flags & AR_SEQ)
+			v->sequential++;
+	}
 }
 
 // ---- targets ------------------------------------------------------------------
@@ -256,6 +514,7 @@ struct rq_state {
 	__u64 sector;
 	__u32 dev;
 	__u32 opf;
+	struct arrival arr; // --summary
 };
 
 struct {
@@ -296,8 +555,10 @@ static __always_inline void store(__u64 key, const struct rq_state *n)
 {
 	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
 	if (s) {
-		if (s->live)
+		if (s->live) {
 			count(CNT_STALE); // the request before at this address never completed for us: lost
+			release(&s->arr, n->arrive);
+		}
 		*s = *n;
 		return;
 	}
@@ -305,11 +566,55 @@ static __always_inline void store(__u64 key, const struct rq_state *n)
 		count(CNT_MAP_FULL);
 }
 
+static __always_inline __u8 block_flags(__u32 opf)
+{
+	__u8 f = 0;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
+		f |= BF_PREFLUSH;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
+		f |= BF_FUA;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_RAHEAD)))
+		f |= BF_RAHEAD;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
+		f |= BF_SYNC;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
+		f |= BF_META;
+	return f;
+}
+
+static __always_inline __u8 block_op(__u32 opf)
+{
+	switch (opf & 0xff) { // REQ_OP_MASK; the op values are uapi-stable
+	case 0:
+		return BOP_READ;
+	case 1:
+		return BOP_WRITE;
+	case 2:
+		return BOP_FLUSH;
+	case 3:
+	case 5: // secure erase
+		return BOP_DISCARD;
+	}
+	return BOP_OTHER;
+}
+
+// rq_dev is a request's disk, in the kernel's encoding.
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct gendisk *disk = rq->q->disk;
+	return disk ? ((__u32)disk->major << 20) | (__u32)disk->first_minor : 0;
+}
+
 // new_arrival records a request arriving.
 static __always_inline void new_arrival(struct request *rq, __u64 now, __u64 dispatch)
 {
 	struct rq_state n = {};
 	arriving(&n, rq->__data_len, now, dispatch);
+	if (summary_mode && n.tracked) {
+		__u8 op = block_op(rq->cmd_flags);
+		if (op == BOP_READ || op == BOP_WRITE)
+			note_arrival(&n.arr, 0, rq_dev(rq), 0, (__s64)(rq->__sector << 9), n.bytes, now, true);
+	}
 	store((__u64)rq, &n);
 }
 
@@ -363,46 +668,27 @@ int BPF_PROG(on_rq_merge, struct request *rq)
 {
 	__u64 key = (__u64)rq;
 	struct rq_state *s = bpf_map_lookup_elem(&rqs, &key);
-	if (s)
-		s->live = 0; // merged into another: it never completes by itself
+	if (!s)
+		return 0;
+	if (s->live)
+		release(&s->arr, bpf_ktime_get_ns());
+	s->live = 0; // merged into another: it never completes by itself
 	return 0;
 }
 
-static __always_inline __u8 block_flags(__u32 opf)
+// emit_block writes a completed request's record (or, with --summary,
+// counts it).
+static __always_inline void emit_block(struct rq_state *s, __u64 dev, __u64 sector, __u64 size, __u32 opf, __s32 status)
 {
-	__u8 f = 0;
-	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
-		f |= BF_PREFLUSH;
-	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
-		f |= BF_FUA;
-	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_RAHEAD)))
-		f |= BF_RAHEAD;
-	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
-		f |= BF_SYNC;
-	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
-		f |= BF_META;
-	return f;
-}
-
-static __always_inline __u8 block_op(__u32 opf)
-{
-	switch (opf & 0xff) { // REQ_OP_MASK; the op values are uapi-stable
-	case 0:
-		return BOP_READ;
-	case 1:
-		return BOP_WRITE;
-	case 2:
-		return BOP_FLUSH;
-	case 3:
-	case 5: // secure erase
-		return BOP_DISCARD;
+	if (summary_mode) {
+		__u8 op = block_op(opf);
+		if (op == BOP_OTHER && (block_flags(opf) & BF_PREFLUSH))
+			op = BOP_FLUSH; // an empty preflush is a flush
+		struct sum_key k = {.pid = s->pid, .dev = dev, .layer = 0, .op = op, .kthread = s->kthread};
+		__u64 now = bpf_ktime_get_ns();
+		summarize(&k, s->comm, &s->arr, size, size, now - s->arrive, status != 0, now);
+		return;
 	}
-	return BOP_OTHER;
-}
-
-// emit_block writes a completed request's record.
-static __always_inline void emit_block(const struct rq_state *s, __u64 dev, __u64 sector, __u64 size, __u32 opf, __s32 status)
-{
 	struct record *r = reserve(REC_BLOCK);
 	if (!r)
 		return;
@@ -428,9 +714,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, __u8 error, unsigned int nr_byt
 	if (!s)
 		return 0;
 	if (s->tracked) {
-		struct gendisk *disk = rq->q->disk;
-		__u64 dev = disk ? ((__u64)disk->major << 20) | (__u32)disk->first_minor : 0;
-		emit_block(s, dev, rq->__sector, s->dbytes ? s->dbytes : s->bytes, rq->cmd_flags, error);
+		emit_block(s, rq_dev(rq), rq->__sector, s->dbytes ? s->dbytes : s->bytes, rq->cmd_flags, error);
 	}
 	s->live = 0;
 	return 0;
@@ -463,6 +747,11 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 	n.sector = bio->bi_iter.bi_sector;
 	n.dev = dev;
 	n.opf = bio->bi_opf;
+	if (summary_mode && n.tracked) {
+		__u8 op = block_op(n.opf);
+		if (op == BOP_READ || op == BOP_WRITE)
+			note_arrival(&n.arr, 0, dev, 0, (__s64)(n.sector << 9), n.bytes, now, true);
+	}
 	store((__u64)bio, &n);
 	return 0;
 }
@@ -515,7 +804,8 @@ struct call_spec {
 	__u8 out_arg;   // a copy's destination fd, or NO_ARG
 	__u8 out_pos;
 	__u8 out_pos_arg;
-	__u8 pad[6];
+	__u8 op;        // event.Op: 1 read, 2 write (--summary's queue depth counts these)
+	__u8 pad[5];
 };
 
 struct {
@@ -637,6 +927,7 @@ struct sc_state {
 	bool has_out;
 	__u64 asleep;  // when it left the CPU to wait (see on_switch); 0: running
 	__u64 blocked; // time waiting so far in the call in flight
+	struct arrival arr, arr_out; // --summary
 };
 
 enum {
@@ -675,6 +966,7 @@ struct aio_state {
 	__u32 call;
 	__u32 tid;
 	__u32 live; // submitted, not yet reaped
+	struct arrival arr; // --summary
 };
 
 // Applications reuse their iocbs, so entries are marked reaped and rewritten
@@ -730,10 +1022,16 @@ static long aio_submit_one(__u64 i, void *ctx)
 	struct aio_state a = {.start = c->now, .dev = fi.dev, .ino = fi.ino, .fflags = fi.fflags, .tid = c->tid,
 			      .count = h.aio_nbytes, .pos = h.aio_offset, .live = 1};
 	a.call = h.aio_lio_opcode == 0 ? call_aio_read : h.aio_lio_opcode == 1 ? call_aio_write : call_aio_fsync;
+	if (summary_mode)
+		note_arrival(&a.arr, 1, fi.dev, fi.ino, h.aio_lio_opcode < 2 ? h.aio_offset : -1, h.aio_nbytes, c->now,
+			     h.aio_lio_opcode < 2);
 	struct aio_key k = {.pid = c->pid, .iocb = cb};
 	struct aio_state *old = bpf_map_lookup_elem(&aios, &k);
-	if (old)
+	if (old) {
+		if (old->live)
+			release(&old->arr, c->now); // resubmitted before we saw it reaped
 		*old = a;
+	}
 	else if (bpf_map_update_elem(&aios, &k, &a, BPF_ANY))
 		count(CNT_MAP_FULL);
 	return 0;
@@ -795,7 +1093,13 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		s->count = SYSCALL_ARG(regs, cs->count_arg);
 	s->pos = position(regs, cs->pos, cs->pos_arg, &fi);
 	s->has_out = false;
-	if (cs->out_arg != NO_ARG) {
+	bool data = cs->op == 1 || cs->op == 2;
+	// A copy's length is known only at its end: where it leaves the
+	// stream is not, so it is not located.
+	bool copy = cs->out_arg != NO_ARG;
+	if (summary_mode)
+		note_arrival(&s->arr, 1, fi.dev, fi.ino, data && !copy ? s->pos : -1, s->count, now, data);
+	if (copy) {
 		struct file_info fo = {};
 		storage_file(fd_file((long)SYSCALL_ARG(regs, cs->out_arg)), &fo, false);
 		if (fo.ok) {
@@ -804,6 +1108,8 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 			s->out_ino = fo.ino;
 			s->out_fflags = fo.fflags;
 			s->out_pos = position(regs, cs->out_pos, cs->out_pos_arg, &fo);
+			if (summary_mode)
+				note_arrival(&s->arr_out, 1, fo.dev, fo.ino, -1, 0, now, false);
 		}
 	}
 	return 0;
@@ -812,6 +1118,16 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 static __always_inline void emit_syscall(struct sc_state *s, __u8 role, __u32 pid, __u32 tid, __u64 now, long ret,
 					 __u64 dev, __u64 ino, __u64 fflags, __s64 pos)
 {
+	if (summary_mode) {
+		char comm[16];
+		bpf_get_current_comm(&comm, sizeof(comm));
+		struct sum_key k = {.pid = pid, .dev = dev, .layer = 1, .op = s->call, .role = role};
+		__u64 bytes = ret > 0 ? ret : 0;
+		// A copy asks for "everything": what it moved is its size.
+		__u64 size = (s->call == call_copy_file_range || s->call == call_sendfile) ? bytes : s->count;
+		summarize(&k, comm, role == 2 ? &s->arr_out : &s->arr, size, bytes, now - s->start, ret < 0, now);
+		return;
+	}
 	struct record *r = reserve(REC_SYSCALL);
 	if (!r)
 		return;
@@ -848,6 +1164,14 @@ static long aio_reap_one(__u64 i, void *ctx)
 	struct aio_state *a = bpf_map_lookup_elem(&aios, &k);
 	if (!a || !a->live)
 		return 0;
+	if (summary_mode) {
+		char comm[16];
+		bpf_get_current_comm(&comm, sizeof(comm));
+		struct sum_key sk = {.pid = c->pid, .dev = a->dev, .layer = 1, .op = a->call};
+		summarize(&sk, comm, &a->arr, a->count, ev.res > 0 ? ev.res : 0, c->now - a->start, ev.res < 0, c->now);
+		a->live = 0;
+		return 0;
+	}
 	struct record *r = reserve(REC_SYSCALL);
 	if (r) {
 		r->call = a->call;
@@ -932,7 +1256,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		now = bpf_ktime_get_ns();
 	if (n->pending == PENDING_CALL) {
 		n->blocked += now - n->asleep;
-	} else if (n->pending == PENDING_NONE) {
+	} else if (n->pending == PENDING_NONE && !summary_mode) {
 		struct record *r = reserve(REC_WAIT);
 		if (r) {
 			r->start = n->asleep;
@@ -965,6 +1289,7 @@ struct uring_state {
 	__u32 pid;
 	__u32 tid;
 	char comm[16];
+	struct arrival arr; // --summary
 };
 
 struct {
@@ -999,6 +1324,8 @@ int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 		u.fflags = fi.fflags;
 	}
 	bpf_get_current_comm(&u.comm, sizeof(u.comm));
+	if (summary_mode)
+		note_arrival(&u.arr, 1, u.dev, u.ino, op == 3 ? -1 : u.pos, u.count, u.start, op != 3);
 	__u64 key = (__u64)req;
 	if (bpf_map_update_elem(&urings, &key, &u, BPF_ANY))
 		count(CNT_MAP_FULL);
@@ -1012,6 +1339,14 @@ int BPF_PROG(on_uring_complete, void *ctx_, void *req, struct io_uring_cqe *cqe)
 	struct uring_state *u = bpf_map_lookup_elem(&urings, &key);
 	if (!u)
 		return 0;
+	if (summary_mode) {
+		__s32 res = BPF_CORE_READ(cqe, res);
+		struct sum_key sk = {.pid = u->pid, .dev = u->dev, .layer = 1, .op = u->call};
+		__u64 now = bpf_ktime_get_ns();
+		summarize(&sk, u->comm, &u->arr, u->count, res > 0 ? res : 0, now - u->start, res < 0, now);
+		bpf_map_delete_elem(&urings, &key);
+		return 0;
+	}
 	struct record *r = reserve(REC_SYSCALL);
 	if (r) {
 		r->call = u->call;

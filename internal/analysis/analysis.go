@@ -57,6 +57,9 @@ func Events(ctx context.Context, path, what string, watch Watch, fn func(*event.
 		return tracefile.Meta{}, Tail{}, err
 	}
 	defer r.Close()
+	if r.Summary() {
+		return r.Meta(), Tail{}, fmt.Errorf("%s: %w", path, ErrSummary)
+	}
 	if watch != nil {
 		defer watch(Pass{What: what, File: r.Name(), Progress: r.Progress})()
 	}
@@ -65,6 +68,35 @@ func Events(ctx context.Context, path, what string, watch Watch, fn func(*event.
 	}
 	return r.Meta(), Tail{Incomplete: r.Incomplete(), Cut: r.CutNote()}, r.Err()
 }
+
+// ErrSummary is returned for a summary trace by what needs each I/O.
+var ErrSummary = errors.New("recorded with --summary, the trace holds histograms per second, not the I/Os this needs: record again without --summary")
+
+// Summaries calls fn for every row of a summary trace (record --summary),
+// in file order; for a trace of events it calls nothing.
+func Summaries(ctx context.Context, path, what string, watch Watch, fn func(*event.Summary)) (meta tracefile.Meta, tail Tail, err error) {
+	r, err := tracefile.Open(path)
+	if err != nil {
+		return tracefile.Meta{}, Tail{}, err
+	}
+	defer r.Close()
+	if watch != nil {
+		defer watch(Pass{What: what, File: r.Name(), Progress: r.Progress})()
+	}
+	r.OnSummary(fn)
+	for r.Next() {
+		if err := ctx.Err(); err != nil {
+			return r.Meta(), Tail{}, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return r.Meta(), Tail{}, err
+	}
+	return r.Meta(), Tail{Incomplete: r.Incomplete(), Cut: r.CutNote()}, r.Err()
+}
+
+// IsSummary reports whether the trace at path was recorded with --summary.
+func IsSummary(meta tracefile.Meta) bool { return meta.Header.Target.Summary }
 
 // Meta reads a trace's header and footer without reading its events.
 func Meta(path string) (tracefile.Meta, error) { return tracefile.ReadMeta(path) }
@@ -89,6 +121,16 @@ func profileWith(ctx context.Context, path string, opts profile.Options, watch W
 	}
 	if meta.Footer != nil && meta.Footer.SyscallUntilNs > 0 {
 		opts.SyscallPartial = true
+	}
+	if IsSummary(meta) {
+		b := profile.NewBuilder(opts)
+		meta, tail, err := Summaries(ctx, path, "reading", watch, b.AddSummary)
+		p := b.Finish()
+		if err != nil {
+			return meta, nil, err
+		}
+		p.Warnings = append(p.Warnings, tail.Warnings()...)
+		return meta, p, nil
 	}
 	// Each layer aggregated on a core of its own (the profile is the same);
 	// a report's time series needs one order, and stays on one.
@@ -125,6 +167,10 @@ func Classify(ctx context.Context, path string, opts classify.Options, watch Wat
 	if err != nil {
 		return meta, nil, err
 	}
+	if IsSummary(meta) {
+		res, err := classify.ClassifySummary(summarySource(ctx, path, watch), classifyOptions(path, opts))
+		return meta, res, err
+	}
 	res, err := classify.Classify(source(ctx, path, watch, 3), classifyOptions(path, opts))
 	return meta, res, err
 }
@@ -140,6 +186,17 @@ func source(ctx context.Context, path string, watch Watch, passes int) classify.
 			emit(e)
 			return nil
 		})
+		return err
+	}
+}
+
+// summarySource replays a summary trace's rows, as ClassifySummary reads
+// them (three times).
+func summarySource(ctx context.Context, path string, watch Watch) classify.SummarySource {
+	pass := 0
+	return func(emit func(*event.Summary)) error {
+		pass++
+		_, _, err := Summaries(ctx, path, fmt.Sprintf("classifying (%d of 3)", min(pass, 3)), watch, emit)
 		return err
 	}
 }
@@ -160,6 +217,18 @@ func Analyze(ctx context.Context, path string, popts profile.Options, copts clas
 	popts.Series = true
 	copts.ExcludeWriteback = popts.ExcludeWriteback
 	copts = classifyOptions(path, copts)
+	if m, err := Meta(path); err == nil && IsSummary(m) {
+		meta, p, err := profileWith(ctx, path, popts, watch, nil)
+		if err != nil {
+			return nil, err
+		}
+		a := &report.Analysis{Show: report.NewShow(path, meta, p)}
+		a.Class, err = classify.ClassifySummary(summarySource(ctx, path, watch), copts)
+		if errors.Is(err, classify.ErrNoIO) {
+			return a, nil
+		}
+		return a, err
+	}
 	// The profile's pass is also classify's first: three reads, not four.
 	survey := classify.NewSurvey(copts)
 	meta, p, err := profileWith(ctx, path, popts, watch, survey.Add)

@@ -101,15 +101,16 @@ type actorTally struct {
 	total, totalIOs int64
 }
 
-func (t *actorTally) add(e *event.Event) {
+func (t *actorTally) add(e *event.Event) { t.count(ActorOf(e), e.Bytes, 1) }
+
+func (t *actorTally) count(actor string, bytes, ios int64) {
 	if t.bytes == nil {
 		t.bytes, t.ios = map[string]int64{}, map[string]int64{}
 	}
-	k := ActorOf(e)
-	t.bytes[k] += e.Bytes
-	t.ios[k]++
-	t.total += e.Bytes
-	t.totalIOs++
+	t.bytes[actor] += bytes
+	t.ios[actor] += ios
+	t.total += bytes
+	t.totalIOs += ios
 }
 
 // pick returns the actors to profile, biggest first; none when the trace

@@ -36,6 +36,7 @@ type recordOptions struct {
 	raw       string
 	layers    string
 	keep      bool
+	summary   bool
 }
 
 func newRecordCommand(g *globals) *cobra.Command {
@@ -47,6 +48,7 @@ func newRecordCommand(g *globals) *cobra.Command {
   sudo ioshape record --pid 4242 --duration 30s
   sudo ioshape record --name firefox --duration 20s
   sudo ioshape record --all --duration 10s
+  sudo ioshape record --all --summary --duration 8h
   sudo ioshape record --launch --cold -- /usr/bin/someapp`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() < 0 && len(args) > 0 {
@@ -71,6 +73,7 @@ func newRecordCommand(g *globals) *cobra.Command {
 	f.IntVar(&o.mapKeys, "map-keys", 1<<16, "in-flight I/Os the tracer can track at once")
 	f.IntVar(&o.perfPages, "perf-pages", 1<<10, "tracer output buffer per CPU, in pages (a power of two)")
 	f.StringVar(&o.layers, "layers", tracer.LayersBoth, "what to trace: both, block (what the drive saw) or syscall (what the application asked for); one layer costs less")
+	f.BoolVar(&o.summary, "summary", false, "keep histograms per second in the kernel, not each I/O: for hours-long recordings at almost no cost (native backend)")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	f.StringVar(&o.raw, "raw-output", "", "also save the tracer's raw output to this file (for bug reports)")
 	return c
@@ -120,7 +123,7 @@ func recordTrace(ctx context.Context, g *globals, o *recordOptions, args []strin
 	cfg := tracer.Config{
 		Target: target, Backend: o.backend, RunAs: runAs(owner),
 		Stdin: g.stdin, Stdout: fileOf(g.stdout), Stderr: fileOf(g.stderr),
-		MapKeys: o.mapKeys, PerfPages: o.perfPages,
+		MapKeys: o.mapKeys, PerfPages: o.perfPages, Summary: o.summary,
 	}
 	if o.raw != "" {
 		raw, err := g.createRaw(o.raw)
@@ -149,7 +152,7 @@ func recordTrace(ctx context.Context, g *globals, o *recordOptions, args []strin
 func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Result) error {
 	if o.json {
 		out := map[string]any{
-			"id": id, "path": path, "events": res.Events, "lost_events": recorder.Lost(res), "unfinished_requests": res.Unfinished,
+			"id": id, "path": path, "events": res.Events, "summarized_ios": res.Summarized, "lost_events": recorder.Lost(res), "unfinished_requests": res.Unfinished,
 			"duration_s": res.Duration.Seconds(), "end_reason": res.EndReason, "exit_status": res.ExitStatus,
 			"command_end": res.CommandEnd,
 		}
@@ -166,7 +169,11 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 // reportRecording says on stderr what was recorded, what was lost and
 // what went wrong.
 func reportRecording(g *globals, res tracer.Result) {
-	fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", report.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
+	if res.Summarized > 0 && res.Events == 0 {
+		fmt.Fprintf(g.stderr, "summarized %s I/Os in %s (%s)", report.Count(res.Summarized), res.Duration.Round(time.Millisecond), res.EndReason)
+	} else {
+		fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", report.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
+	}
 	if lost := recorder.Lost(res); lost > 0 {
 		fmt.Fprintf(g.stderr, ", LOST %s events", report.Count(lost))
 	}

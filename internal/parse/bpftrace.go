@@ -284,7 +284,7 @@ func fillSyscall(e *event.Event, call event.Call, start, end int64, pid, tid uin
 	*e = event.Event{
 		Layer:  event.Syscall,
 		Call:   call,
-		Op:     callOp(call),
+		Op:     CallOp(call),
 		Start:  start,
 		End:    end,
 		Pid:    pid,
@@ -328,7 +328,8 @@ func fillSyscall(e *event.Event, call event.Call, start, end int64, pid, tid uin
 	return ""
 }
 
-func callOp(c event.Call) event.Op {
+// CallOp is the direction of a call's I/O.
+func CallOp(c event.Call) event.Op {
 	switch c {
 	case event.CallRead, event.CallPread64, event.CallReadv, event.CallPreadv, event.CallPreadv2, event.CallAioRead, event.CallUringRead:
 		return event.Read

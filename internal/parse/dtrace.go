@@ -334,7 +334,7 @@ func (r *DTraceReader) parseCall(s string) string {
 	ret, errno := n[7], n[8]
 	e := &r.rec.Event
 	*e = event.Event{
-		Layer: event.Syscall, Call: call, Op: callOp(call), Start: n[0], End: n[1],
+		Layer: event.Syscall, Call: call, Op: CallOp(call), Start: n[0], End: n[1],
 		Pid: uint32(n[2]), Tid: uint32(n[3]), Inode: uint64(n[4] + 1), // no file identity without kernel memory: one stream per fd
 		Size: n[5], Offset: n[6], Comm: f[10],
 	}

@@ -20,6 +20,7 @@ const (
 	KindError                   // Err holds a syntax error
 	KindWarning                 // Text is something the user should be told
 	KindMark                    // the flush mark from CPU N: all it printed before is read
+	KindSummary                 // Summary is set: a second of I/O counted in the kernel (record --summary); its Start is the tracer's raw clock
 )
 
 // Counter names a KindCounter record can carry.
@@ -34,14 +35,15 @@ const (
 
 // Record is one parsed line.
 type Record struct {
-	Kind  Kind
-	Event event.Event
-	N     int64
-	Name  string
-	Pid   int
-	Child int
-	Text  string
-	Err   *SyntaxError
+	Kind    Kind
+	Event   event.Event
+	Summary *event.Summary
+	N       int64
+	Name    string
+	Pid     int
+	Child   int
+	Text    string
+	Err     *SyntaxError
 }
 
 // SyntaxError is a line the parser could not read.

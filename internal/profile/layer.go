@@ -37,6 +37,9 @@ type layerAgg struct {
 	fit                                              *fitSampler
 	lastSize                                         *sizeCount
 	lastSizeKey                                      int64
+	// sizeSum is the exact total of sizes when the sizes map holds
+	// histogram buckets (a summary trace), 0 otherwise.
+	sizeSum int64
 }
 
 func newLayerAgg(block, cross bool) *layerAgg {
@@ -196,6 +199,7 @@ func (a *layerAgg) merge(d *layerAgg) {
 		sc.count += c.count
 		sc.bytes += c.bytes
 	}
+	a.sizeSum += d.sizeSum
 	a.lat.merge(&d.lat)
 	a.seq.merge(d.seq)
 	a.fit.merge(d.fit)
@@ -255,6 +259,9 @@ func (a *layerAgg) sizeStats() SizeStats {
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	s.Min, s.Max = keys[0], keys[len(keys)-1]
 	s.Mean = round3(float64(total) / float64(n))
+	if a.sizeSum > 0 {
+		s.Mean = round3(float64(a.sizeSum) / float64(n))
+	}
 	quant := func(p float64, weight func(*sizeCount) int64, of int64) int64 {
 		rank := int64(p*float64(of) + 0.999999)
 		var seen int64

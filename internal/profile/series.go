@@ -321,7 +321,7 @@ func (s *seriesBuilder) result(lat [2]*logHist, names map[event.Dev]string) *Ser
 		ls := &LayerSeries{}
 		var seen bool
 		for i := range b.cols[base] {
-			ls.IOs = append(ls.IOs, int64(b.cols[base+colIOs][i]))
+			ls.IOs = append(ls.IOs, int64(math.Round(b.cols[base+colIOs][i])))
 			ls.ReadBytes = append(ls.ReadBytes, int64(math.Round(b.cols[base+colRead][i])))
 			ls.WriteBytes = append(ls.WriteBytes, int64(math.Round(b.cols[base+colWrite][i])))
 			ls.InFlight = append(ls.InFlight, round3(b.cols[base+colBusy][i]/float64(b.width)))

@@ -19,6 +19,7 @@ var unavailableFields = map[string][]string{
 		"service_fit", "sequential_fraction", "seek_distance_bytes"},
 	event.MetricDirection: {"reads", "writes", "read_fraction", "read_fraction_by_bytes", "read_bytes", "write_bytes"},
 	event.MetricOffset:    {"sequential_fraction", "seek_distance_bytes"},
+	event.MetricDetail:    {"interarrival_us", "seek_distance_bytes", "service_fit", "device_queue_depth"},
 }
 
 // MarkUnavailable records that the trace cannot show these metrics: each

@@ -76,7 +76,10 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
 		ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished, UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors,
 		Warnings: res.Warnings, EndReason: res.EndReason, ExitStatus: res.ExitStatus, CommandEnd: res.CommandEnd, Devices: res.Devices,
-		SyscallUntilNs: res.DegradedAt.Nanoseconds(),
+		SyscallUntilNs: res.DegradedAt.Nanoseconds(), SummarizedIOs: res.Summarized,
+	}
+	if req.Tracer.Summary {
+		footer.Unavailable = append(footer.Unavailable, SummaryUnavailable)
 	}
 	if runErr != nil {
 		footer.EndReason = "error"
@@ -85,7 +88,7 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	if err := w.Close(footer); err != nil {
 		return res, fmt.Errorf("cannot finish the trace file %s: %w", path, err)
 	}
-	if runErr != nil && res.Events == 0 {
+	if runErr != nil && res.Events == 0 && res.Summarized == 0 {
 		os.Remove(path)
 		return res, runErr
 	}
@@ -96,6 +99,10 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	}
 	return res, runErr
 }
+
+// SummaryUnavailable is what a summary trace cannot show.
+var SummaryUnavailable = event.Unavailable{Metric: event.MetricDetail,
+	Why: "recorded with --summary: the kernel kept histograms per second, not each I/O"}
 
 // layerFilter keeps the layers record --layers asked for, from backends
 // that cannot leave the other's probes out (DTrace, fs_usage).
@@ -139,6 +146,10 @@ func header(req Request, id string, sess tracer.Session) tracefile.Header {
 	}
 	if t.Launch {
 		h.Target.Quiet = t.Quiet.String()
+	}
+	if req.Tracer.Summary {
+		h.Target.Summary = true
+		h.Fidelity = append(h.Fidelity, "recorded with --summary: histograms per second, process, device, layer and direction, kept in the kernel; no I/O on its own")
 	}
 	if !t.Block() || !t.Syscall() {
 		h.Target.Layers = t.Layers

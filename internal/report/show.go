@@ -18,31 +18,35 @@ type Show struct {
 
 // TraceInfo describes the recording.
 type TraceInfo struct {
-	ID                   string           `json:"id"`
-	Label                string           `json:"label,omitempty"`
-	Path                 string           `json:"path"`
-	Backend              string           `json:"backend"`
-	BackendVersion       string           `json:"backend_version,omitempty"`
-	Fidelity             []string         `json:"fidelity,omitempty"`
-	Host                 string           `json:"host"`
-	Kernel               string           `json:"kernel,omitempty"`
-	Target               tracefile.Target `json:"target"`
-	Start                time.Time        `json:"start"`
-	DurationS            float64          `json:"duration_s"`
-	Events               int64            `json:"events"`
-	LostEvents           int64            `json:"lost_events"`
-	TracerLostEvents     int64            `json:"tracer_lost_events"`
-	MapOverflows         int64            `json:"map_overflows"`
-	ProbeMisses          int64            `json:"probe_misses"`
-	ProbeErrors          int64            `json:"probe_errors"`
-	UnfinishedRequests   int64            `json:"unfinished_requests"`
-	UnmatchedCompletions int64            `json:"unmatched_completions"`
-	ParseErrors          int64            `json:"parse_errors"`
-	Complete             bool             `json:"complete"`
-	EndReason            string           `json:"end_reason,omitempty"`
-	ExitStatus           *int             `json:"exit_status,omitempty"`
-	CommandEnd           string           `json:"command_end,omitempty"`
-	Warnings             []string         `json:"warnings,omitempty"`
+	ID             string           `json:"id"`
+	Label          string           `json:"label,omitempty"`
+	Path           string           `json:"path"`
+	Backend        string           `json:"backend"`
+	BackendVersion string           `json:"backend_version,omitempty"`
+	Fidelity       []string         `json:"fidelity,omitempty"`
+	Host           string           `json:"host"`
+	Kernel         string           `json:"kernel,omitempty"`
+	Target         tracefile.Target `json:"target"`
+	Start          time.Time        `json:"start"`
+	DurationS      float64          `json:"duration_s"`
+	Events         int64            `json:"events"`
+	// SummarizedIOs and SummaryRows: a summary trace's (record --summary)
+	// I/Os, counted in the kernel, and its rows.
+	SummarizedIOs        int64    `json:"summarized_ios,omitempty"`
+	SummaryRows          int64    `json:"summary_rows,omitempty"`
+	LostEvents           int64    `json:"lost_events"`
+	TracerLostEvents     int64    `json:"tracer_lost_events"`
+	MapOverflows         int64    `json:"map_overflows"`
+	ProbeMisses          int64    `json:"probe_misses"`
+	ProbeErrors          int64    `json:"probe_errors"`
+	UnfinishedRequests   int64    `json:"unfinished_requests"`
+	UnmatchedCompletions int64    `json:"unmatched_completions"`
+	ParseErrors          int64    `json:"parse_errors"`
+	Complete             bool     `json:"complete"`
+	EndReason            string   `json:"end_reason,omitempty"`
+	ExitStatus           *int     `json:"exit_status,omitempty"`
+	CommandEnd           string   `json:"command_end,omitempty"`
+	Warnings             []string `json:"warnings,omitempty"`
 	// Unavailable names what the capture cannot show, and why; those
 	// metrics are null in the profile.
 	Unavailable []event.Unavailable `json:"unavailable,omitempty"`
@@ -59,6 +63,7 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 		ti.Complete = true
 		ti.DurationS = float64(f.DurationNs) / 1e9
 		ti.Events = f.Events
+		ti.SummarizedIOs, ti.SummaryRows = f.SummarizedIOs, f.SummaryRows
 		ti.TracerLostEvents = f.LostEvents
 		ti.MapOverflows = f.MapOverflows
 		ti.ProbeMisses = f.ProbeMisses

@@ -60,6 +60,9 @@ func writeHeader(w *errWriter, s *Show) {
 	}
 	w.printf("  target    %s\n", TargetText(t))
 	status := fmt.Sprintf("%s, %s events", Micros(t.DurationS*1e6), Count(t.Events))
+	if t.Target.Summary {
+		status = fmt.Sprintf("%s, a summary: %s I/Os counted in the kernel, in %s rows of a second", Micros(t.DurationS*1e6), Count(t.SummarizedIOs), Count(t.SummaryRows))
+	}
 	if t.EndReason != "" {
 		status += ", ended: " + t.EndReason
 	}

@@ -65,6 +65,11 @@ func SummaryOf(id, path string, m tracefile.Meta, partial bool, err error) Summa
 		sm.DurationS = float64(f.DurationNs) / 1e9
 		sm.Events = f.Events
 		sm.LostEvents = f.LostEvents + f.MapOverflows + f.ProbeMisses + f.ProbeErrors
+		if h.Target.Summary {
+			// Its I/Os, each counted in the kernel's histograms.
+			sm.Events = f.SummarizedIOs
+			sm.Status = "summary"
+		}
 		if sm.LostEvents > 0 {
 			sm.Status = "lost events"
 		}

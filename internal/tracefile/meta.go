@@ -6,8 +6,9 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 )
 
-// Version is the format version this package writes and the newest it reads.
-const Version = 1
+// Version is the newest format version this package reads. It writes
+// version 1, which has events, and version 2 for summary traces.
+const Version = 2
 
 // Header is written first, when recording starts.
 type Header struct {
@@ -48,6 +49,9 @@ type Target struct {
 	// io), empty for the root: I/O limits make another drive of the same
 	// disk, and predict pairs the trace with the profile benched under them.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Summary: recorded with --summary, histograms per second and no
+	// per-I/O events (summary chunks; format version 2).
+	Summary bool `json:"summary,omitempty"`
 }
 
 // Footer is written last, when recording ends. A file without one was cut
@@ -55,6 +59,10 @@ type Target struct {
 type Footer struct {
 	DurationNs int64 `json:"duration_ns"`
 	Events     int64 `json:"events"`
+	// SummaryRows and SummarizedIOs: a summary trace's rows, and the I/Os
+	// they count.
+	SummaryRows   int64 `json:"summary_rows,omitempty"`
+	SummarizedIOs int64 `json:"summarized_ios,omitempty"`
 	// LostEvents counts events the tracer reported dropping.
 	LostEvents int64 `json:"lost_events"`
 	// MapOverflows counts in-flight records the tracer could not store.

@@ -44,6 +44,8 @@ type Reader struct {
 	quit     chan struct{}
 	finished chan struct{}
 	holding  []byte // the buffer of the chunk being decoded
+	// onSummary takes a summary trace's rows (OnSummary).
+	onSummary func(*event.Summary)
 }
 
 // chunkResult is one chunk read ahead.
@@ -342,6 +344,11 @@ func (r *Reader) Next() bool {
 				r.err = fmt.Errorf("%s: corrupt trace: %w (near byte %d)", r.name, err, r.off)
 				return false
 			}
+		case kindSummary:
+			if err := r.summaries(raw); err != nil {
+				r.err = fmt.Errorf("%s: corrupt trace: malformed summary near byte %d: %v", r.name, r.off, err)
+				return false
+			}
 		case kindFooter:
 			r.done = true
 			return false
@@ -352,6 +359,28 @@ func (r *Reader) Next() bool {
 func (r *Reader) atEOF() bool {
 	_, err := r.br.Peek(1)
 	return err == io.EOF
+}
+
+// OnSummary sets what is done with a summary trace's rows (record
+// --summary): Next calls fn for each, in file order, as it reads their
+// chunk. Without it they are skipped.
+func (r *Reader) OnSummary(fn func(*event.Summary)) { r.onSummary = fn }
+
+// Summary reports whether the trace holds summary rows rather than events.
+func (r *Reader) Summary() bool { return r.meta.Header.Target.Summary }
+
+func (r *Reader) summaries(raw []byte) error {
+	if r.onSummary == nil {
+		return nil
+	}
+	var rows []event.Summary
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return err
+	}
+	for i := range rows {
+		r.onSummary(&rows[i])
+	}
+	return nil
 }
 
 // Event returns the current event; it is overwritten by the next call to Next.

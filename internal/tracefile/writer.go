@@ -24,6 +24,8 @@ const (
 	kindHeader = 1
 	kindEvents = 2
 	kindFooter = 3
+	// kindSummary is a JSON array of event.Summary rows (record --summary).
+	kindSummary = 4
 
 	// maxChunk bounds what a reader will allocate for one chunk, so a corrupt
 	// length cannot make it allocate gigabytes.
@@ -49,6 +51,8 @@ type Writer struct {
 	raw, comp []byte
 	off       int64
 	events    int64
+	summaries []event.Summary // buffered until the next Flush
+	rows      int64
 	lastFlush time.Time
 	closed    bool
 }
@@ -65,14 +69,20 @@ func Create(path string, h Header) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{f: f, path: path, enc: newEncoder(), zenc: zenc, lastFlush: time.Now()}
+	// Traces of events stay readable by every reader of version 1; a
+	// summary trace needs one that knows summary chunks.
+	version := uint16(1)
+	if h.Target.Summary {
+		version = 2
+	}
 	var pre [preambleLen]byte
 	copy(pre[:], magic)
-	binary.LittleEndian.PutUint16(pre[8:], Version)
+	binary.LittleEndian.PutUint16(pre[8:], version)
 	if err := w.write(pre[:]); err != nil {
 		w.abandon()
 		return nil, err
 	}
-	h.FormatVersion = Version
+	h.FormatVersion = int(version)
 	if err := w.writeJSON(kindHeader, h); err != nil {
 		w.abandon()
 		return nil, err
@@ -97,6 +107,20 @@ func (w *Writer) Write(e *event.Event) error {
 	return nil
 }
 
+// WriteSummary adds a summary row, buffered until the next Flush.
+func (w *Writer) WriteSummary(s *event.Summary) error {
+	w.summaries = append(w.summaries, *s)
+	w.rows++
+	if len(w.summaries) >= summariesPerChunk {
+		return w.Flush()
+	}
+	return nil
+}
+
+// summariesPerChunk keeps summary chunks well under maxChunk (a row's JSON
+// is at most ~5 KB).
+const summariesPerChunk = 4096
+
 // FlushIfDue flushes if the last flush was at least d ago.
 func (w *Writer) FlushIfDue(d time.Duration) error {
 	if time.Since(w.lastFlush) < d {
@@ -105,9 +129,20 @@ func (w *Writer) FlushIfDue(d time.Duration) error {
 	return w.Flush()
 }
 
-// Flush writes buffered events as one chunk.
+// Flush writes buffered events as one chunk, and buffered summary rows as
+// another.
 func (w *Writer) Flush() error {
 	w.lastFlush = time.Now()
+	if len(w.summaries) > 0 {
+		b, err := json.Marshal(w.summaries)
+		if err != nil {
+			return err
+		}
+		w.summaries = w.summaries[:0]
+		if err := w.writeChunk(kindSummary, b); err != nil {
+			return err
+		}
+	}
 	if w.enc.n == 0 {
 		return nil
 	}
@@ -127,6 +162,7 @@ func (w *Writer) Close(ft Footer) error {
 		return err
 	}
 	ft.Events = w.events
+	ft.SummaryRows = w.rows
 	footerAt := w.off
 	if err := w.writeJSON(kindFooter, ft); err != nil {
 		w.abandon()

@@ -162,6 +162,10 @@ func subtitle(t report.TraceInfo) string {
 	if t.Backend != "" {
 		parts = append(parts, "with "+t.Backend)
 	}
-	parts = append(parts, report.Micros(t.DurationS*1e6), report.Count(t.Events)+" events")
+	if t.Target.Summary {
+		parts = append(parts, report.Micros(t.DurationS*1e6), "summary of "+report.Count(t.SummarizedIOs)+" I/Os")
+	} else {
+		parts = append(parts, report.Micros(t.DurationS*1e6), report.Count(t.Events)+" events")
+	}
 	return strings.Join(parts, " · ")
 }

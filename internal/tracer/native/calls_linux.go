@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/parse"
 )
 
 // Values of ioshapeCallSpec fields (see struct call_spec in
@@ -28,7 +29,7 @@ const (
 // the bpftrace script's scriptCalls.
 func nativeCallTable() map[int]ioshapeCallSpec {
 	plain := func(c event.Call, count uint8, pos, posArg uint8) ioshapeCallSpec {
-		return ioshapeCallSpec{Call: uint8(c), FdArg: 0, CountArg: count, Pos: pos, PosArg: posArg, OutArg: noArg}
+		return ioshapeCallSpec{Call: uint8(c), Op: uint8(parse.CallOp(c)), FdArg: 0, CountArg: count, Pos: pos, PosArg: posArg, OutArg: noArg}
 	}
 	vec := func(c event.Call, pos uint8) ioshapeCallSpec {
 		s := plain(c, noArg, pos, 3)
@@ -46,9 +47,9 @@ func nativeCallTable() map[int]ioshapeCallSpec {
 		unix.SYS_PWRITEV:  vec(event.CallPwritev, posArg),
 		unix.SYS_PREADV2:  vec(event.CallPreadv2, posArg),
 		unix.SYS_PWRITEV2: vec(event.CallPwritev2, posArg),
-		unix.SYS_COPY_FILE_RANGE: {Call: uint8(event.CallCopyFileRange), FdArg: 0, CountArg: 4, Pos: posUser, PosArg: 1,
+		unix.SYS_COPY_FILE_RANGE: {Call: uint8(event.CallCopyFileRange), Op: uint8(event.Read), FdArg: 0, CountArg: 4, Pos: posUser, PosArg: 1,
 			OutArg: 2, OutPos: posUser, OutPosArg: 3},
-		unix.SYS_SENDFILE: {Call: uint8(event.CallSendfile), FdArg: 1, CountArg: 3, Pos: posUser, PosArg: 2,
+		unix.SYS_SENDFILE: {Call: uint8(event.CallSendfile), Op: uint8(event.Read), FdArg: 1, CountArg: 3, Pos: posUser, PosArg: 2,
 			OutArg: 0, OutPos: posFile},
 		unix.SYS_FSYNC:           plain(event.CallFsync, noArg, posNone, 0),
 		unix.SYS_FDATASYNC:       plain(event.CallFdatasync, noArg, posNone, 0),

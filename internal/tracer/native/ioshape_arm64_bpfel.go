@@ -32,6 +32,16 @@ type ioshapeAioState struct {
 	Tid    uint32
 	Live   uint32
 	_      [4]byte
+	Arr    struct {
+		_        structs.HostLayout
+		Gap      uint64
+		Depth    uint32
+		Flags    uint8
+		DevLayer uint8
+		Pad      uint16
+		Dev      uint32
+		Pad2     uint32
+	}
 }
 
 type ioshapeCallSpec struct {
@@ -46,7 +56,8 @@ type ioshapeCallSpec struct {
 	OutArg    uint8
 	OutPos    uint8
 	OutPosArg uint8
-	Pad       [6]uint8
+	Op        uint8
+	Pad       [5]uint8
 }
 
 type ioshapeRecord struct {
@@ -88,6 +99,16 @@ type ioshapeRqState struct {
 	Sector   uint64
 	Dev      uint32
 	Opf      uint32
+	Arr      struct {
+		_        structs.HostLayout
+		Gap      uint64
+		Depth    uint32
+		Flags    uint8
+		DevLayer uint8
+		Pad      uint16
+		Dev      uint32
+		Pad2     uint32
+	}
 }
 
 type ioshapeScState struct {
@@ -110,6 +131,72 @@ type ioshapeScState struct {
 	_         [3]byte
 	Asleep    uint64
 	Blocked   uint64
+	Arr       struct {
+		_        structs.HostLayout
+		Gap      uint64
+		Depth    uint32
+		Flags    uint8
+		DevLayer uint8
+		Pad      uint16
+		Dev      uint32
+		Pad2     uint32
+	}
+	ArrOut struct {
+		_        structs.HostLayout
+		Gap      uint64
+		Depth    uint32
+		Flags    uint8
+		DevLayer uint8
+		Pad      uint16
+		Dev      uint32
+		Pad2     uint32
+	}
+}
+
+type ioshapeStreamKey struct {
+	_     structs.HostLayout
+	Ino   uint64
+	Dev   uint32
+	Layer uint32
+}
+
+type ioshapeStreamState struct {
+	_         structs.HostLayout
+	Inflight  int64
+	IdleSince uint64
+	BusySince uint64
+	Next      int64
+}
+
+type ioshapeSumKey struct {
+	_       structs.HostLayout
+	Sec     uint32
+	Pid     uint32
+	Dev     uint32
+	Layer   uint8
+	Op      uint8
+	Role    uint8
+	Kthread uint8
+}
+
+type ioshapeSumVal struct {
+	_          structs.HostLayout
+	Count      uint64
+	Bytes      uint64
+	Errors     uint64
+	Located    uint64
+	Sequential uint64
+	LatNs      uint64
+	GapNs      uint64
+	BusyNs     uint64
+	DepthN     uint64
+	SizeSum    uint64
+	First      uint64
+	Last       uint64
+	Size       [128]uint32
+	Lat        [160]uint32
+	Gap        [160]uint32
+	Depth      [64]uint32
 }
 
 type ioshapeUringState struct {
@@ -125,6 +212,16 @@ type ioshapeUringState struct {
 	Tid    uint32
 	Comm   [16]int8
 	_      [4]byte
+	Arr    struct {
+		_        structs.HostLayout
+		Gap      uint64
+		Depth    uint32
+		Flags    uint8
+		DevLayer uint8
+		Pad      uint16
+		Dev      uint32
+		Pad2     uint32
+	}
 }
 
 // Names of all BPF objects in the ELF.
@@ -134,11 +231,15 @@ const (
 	ioshapeMapAios              = "aios"
 	ioshapeMapBiodevs           = "biodevs"
 	ioshapeMapCalls             = "calls"
+	ioshapeMapComms             = "comms"
 	ioshapeMapCounters          = "counters"
 	ioshapeMapEvents            = "events"
 	ioshapeMapRoots             = "roots"
 	ioshapeMapRqs               = "rqs"
 	ioshapeMapScs               = "scs"
+	ioshapeMapStreams           = "streams"
+	ioshapeMapSumZero           = "sum_zero"
+	ioshapeMapSums              = "sums"
 	ioshapeMapTrack             = "track"
 	ioshapeMapUrings            = "urings"
 	ioshapeProgOnBioComplete    = "on_bio_complete"
@@ -167,6 +268,7 @@ const (
 	ioshapeVarNameCount         = "name_count"
 	ioshapeVarNames             = "names"
 	ioshapeVarSelfPid           = "self_pid"
+	ioshapeVarSummaryMode       = "summary_mode"
 	ioshapeVarTraceAll          = "trace_all"
 	ioshapeVarUnusedRecord      = "unused_record"
 	ioshapeVarWakeupBytes       = "wakeup_bytes"
@@ -238,11 +340,15 @@ type ioshapeMapSpecs struct {
 	Aios     *ebpf.MapSpec `ebpf:"aios"`
 	Biodevs  *ebpf.MapSpec `ebpf:"biodevs"`
 	Calls    *ebpf.MapSpec `ebpf:"calls"`
+	Comms    *ebpf.MapSpec `ebpf:"comms"`
 	Counters *ebpf.MapSpec `ebpf:"counters"`
 	Events   *ebpf.MapSpec `ebpf:"events"`
 	Roots    *ebpf.MapSpec `ebpf:"roots"`
 	Rqs      *ebpf.MapSpec `ebpf:"rqs"`
 	Scs      *ebpf.MapSpec `ebpf:"scs"`
+	Streams  *ebpf.MapSpec `ebpf:"streams"`
+	SumZero  *ebpf.MapSpec `ebpf:"sum_zero"`
+	Sums     *ebpf.MapSpec `ebpf:"sums"`
 	Track    *ebpf.MapSpec `ebpf:"track"`
 	Urings   *ebpf.MapSpec `ebpf:"urings"`
 }
@@ -262,6 +368,7 @@ type ioshapeVariableSpecs struct {
 	NameCount         *ebpf.VariableSpec `ebpf:"name_count"`
 	Names             *ebpf.VariableSpec `ebpf:"names"`
 	SelfPid           *ebpf.VariableSpec `ebpf:"self_pid"`
+	SummaryMode       *ebpf.VariableSpec `ebpf:"summary_mode"`
 	TraceAll          *ebpf.VariableSpec `ebpf:"trace_all"`
 	UnusedRecord      *ebpf.VariableSpec `ebpf:"unused_record"`
 	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
@@ -290,11 +397,15 @@ type ioshapeMaps struct {
 	Aios     *ebpf.Map `ebpf:"aios"`
 	Biodevs  *ebpf.Map `ebpf:"biodevs"`
 	Calls    *ebpf.Map `ebpf:"calls"`
+	Comms    *ebpf.Map `ebpf:"comms"`
 	Counters *ebpf.Map `ebpf:"counters"`
 	Events   *ebpf.Map `ebpf:"events"`
 	Roots    *ebpf.Map `ebpf:"roots"`
 	Rqs      *ebpf.Map `ebpf:"rqs"`
 	Scs      *ebpf.Map `ebpf:"scs"`
+	Streams  *ebpf.Map `ebpf:"streams"`
+	SumZero  *ebpf.Map `ebpf:"sum_zero"`
+	Sums     *ebpf.Map `ebpf:"sums"`
 	Track    *ebpf.Map `ebpf:"track"`
 	Urings   *ebpf.Map `ebpf:"urings"`
 }
@@ -304,11 +415,15 @@ func (m *ioshapeMaps) Close() error {
 		m.Aios,
 		m.Biodevs,
 		m.Calls,
+		m.Comms,
 		m.Counters,
 		m.Events,
 		m.Roots,
 		m.Rqs,
 		m.Scs,
+		m.Streams,
+		m.SumZero,
+		m.Sums,
 		m.Track,
 		m.Urings,
 	)
@@ -329,6 +444,7 @@ type ioshapeVariables struct {
 	NameCount         *ebpf.Variable `ebpf:"name_count"`
 	Names             *ebpf.Variable `ebpf:"names"`
 	SelfPid           *ebpf.Variable `ebpf:"self_pid"`
+	SummaryMode       *ebpf.Variable `ebpf:"summary_mode"`
 	TraceAll          *ebpf.Variable `ebpf:"trace_all"`
 	UnusedRecord      *ebpf.Variable `ebpf:"unused_record"`
 	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`

@@ -8,10 +8,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,7 +110,7 @@ func (s *Session) load() error {
 		val  any
 	}{
 		{"self_pid", uint32(os.Getpid())}, {"trace_all", boolByte(t.All)}, {"wakeup_bytes", ring / 8},
-		{"name_count", uint8(len(t.Names))}, {"names", names},
+		{"name_count", uint8(len(t.Names))}, {"names", names}, {"summary_mode", boolByte(s.cfg.Summary)},
 		{"call_aio_read", uint32(event.CallAioRead)}, {"call_aio_write", uint32(event.CallAioWrite)}, {"call_aio_fsync", uint32(event.CallAioFsync)},
 		{"call_uring_read", uint32(event.CallUringRead)}, {"call_uring_write", uint32(event.CallUringWrite)}, {"call_uring_fsync", uint32(event.CallUringFsync)},
 		{"call_copy_file_range", uint32(event.CallCopyFileRange)}, {"call_sendfile", uint32(event.CallSendfile)},
@@ -324,7 +326,6 @@ func (s *Session) unfinished() int64 {
 // readRing decodes ring buffer records into batches until stop is set and
 // the ring is empty.
 func readRing(rd *ringbuf.Reader, stop *atomic.Bool, oDirect uint64, out chan<- []parse.Record) {
-	defer close(out)
 	var rec ringbuf.Record
 	batch := make([]parse.Record, 0, 256)
 	flush := func() {
@@ -427,7 +428,15 @@ func (s *Session) start(helperPid int) (session.Tracer, error) {
 		first = append(first, parse.Record{Kind: parse.KindWarning, Text: w})
 	}
 	t.records <- first
-	go readRing(rd, &t.stopReading, parse.ODirectFor(runtime.GOARCH), t.records)
+	var readers sync.WaitGroup
+	readers.Go(func() { readRing(rd, &t.stopReading, parse.ODirectFor(runtime.GOARCH), t.records) })
+	if s.cfg.Summary {
+		readers.Go(func() { t.drainSummaries() })
+	}
+	go func() {
+		readers.Wait()
+		close(t.records)
+	}()
 	return t, nil
 }
 
@@ -473,4 +482,90 @@ func (t *tracer) Wait(res *session.Result) error {
 	t.rd.Close()
 	t.s.Close()
 	return nil
+}
+
+// drainSummaries sends the summary map's rows (record --summary): each
+// second, those of seconds over (a second is over once the clock is two
+// past it: no program still adds to it), deleting them; once stopped, all
+// that is left.
+func (t *tracer) drainSummaries() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for !t.stopReading.Load() {
+		<-tick.C
+		if t.stopReading.Load() {
+			break
+		}
+		t.sendSummaries(session.MonotonicNow()/1e9 - 2)
+	}
+	t.sendSummaries(math.MaxInt64)
+}
+
+// sendSummaries sends and deletes the rows of seconds up to through.
+func (t *tracer) sendSummaries(through int64) {
+	m := t.s.objs.Sums
+	var key ioshapeSumKey
+	var per []ioshapeSumVal
+	var done []ioshapeSumKey
+	var batch []parse.Record
+	it := m.Iterate()
+	for it.Next(&key, &per) {
+		if int64(key.Sec) > through {
+			continue
+		}
+		done = append(done, key)
+		batch = append(batch, t.summaryRecord(key, per))
+	}
+	if err := it.Err(); err != nil {
+		batch = append(batch, parse.Record{Kind: parse.KindWarning, Text: "cannot read the summary map: " + err.Error()})
+	}
+	for i := range done {
+		m.Delete(&done[i])
+	}
+	if len(batch) > 0 {
+		t.records <- batch
+	}
+}
+
+// summaryRecord sums a summary entry's per-CPU values.
+func (t *tracer) summaryRecord(key ioshapeSumKey, per []ioshapeSumVal) parse.Record {
+	n := parse.NativeSummary{Sec: key.Sec, Pid: key.Pid, Dev: key.Dev, Layer: key.Layer, Op: key.Op, Role: key.Role, Kthread: key.Kthread,
+		Size: make([]uint64, len(per[0].Size)), Lat: make([]uint64, len(per[0].Lat)),
+		Gap: make([]uint64, len(per[0].Gap)), Depth: make([]uint64, len(per[0].Depth))}
+	add := func(dst []uint64, src []uint32) {
+		for i, c := range src {
+			dst[i] += uint64(c)
+		}
+	}
+	for i := range per {
+		v := &per[i]
+		n.Count += v.Count
+		n.Bytes += v.Bytes
+		n.Errors += v.Errors
+		n.Located += v.Located
+		n.Sequential += v.Sequential
+		n.LatNs += v.LatNs
+		n.GapNs += v.GapNs
+		n.BusyNs += v.BusyNs
+		n.DepthN += v.DepthN
+		n.SizeSum += v.SizeSum
+		if v.First != 0 && (n.First == 0 || v.First < n.First) {
+			n.First = v.First
+		}
+		n.Last = max(n.Last, v.Last)
+		add(n.Size, v.Size[:])
+		add(n.Lat, v.Lat[:])
+		add(n.Gap, v.Gap[:])
+		add(n.Depth, v.Depth[:])
+	}
+	var comm [16]byte
+	name := ""
+	if t.s.objs.Comms.Lookup(key.Pid, &comm) == nil {
+		name, _, _ = strings.Cut(string(comm[:]), "\x00")
+	}
+	row, err := parse.DecodeNativeSummary(&n, name)
+	if err != nil {
+		return parse.Record{Kind: parse.KindError, Err: &parse.SyntaxError{File: "summary map", Msg: err.Error()}}
+	}
+	return parse.Record{Kind: parse.KindSummary, Summary: &row}
 }

@@ -13,6 +13,7 @@ import (
 // Sink receives events as they are parsed (a trace file writer).
 type Sink interface {
 	Write(*event.Event) error
+	WriteSummary(*event.Summary) error
 	FlushIfDue(time.Duration) error
 }
 
@@ -40,6 +41,10 @@ type Config struct {
 	MapKeys   int
 	PerfPages int
 	Grace     time.Duration // between SIGINT and SIGKILL
+	// Summary keeps histograms in the kernel, a row per second, process,
+	// device, layer and direction, instead of a record per I/O (record
+	// --summary; native backend).
+	Summary bool
 	// Raw, if set, receives a copy of the tracer's output as it was read.
 	Raw      io.Writer
 	Progress func(Progress)
@@ -74,9 +79,11 @@ type Progress struct {
 
 // Result is what a recording learned beyond its events.
 type Result struct {
-	Start        time.Time
-	Duration     time.Duration
-	Events       int64
+	Start    time.Time
+	Duration time.Duration
+	Events   int64
+	// Summarized is how many I/Os summary rows count (Config.Summary).
+	Summarized   int64
 	Lost         int64
 	MapOverflows int64
 	// ProbeMisses are probe firings the kernel skipped (another BPF program

@@ -298,7 +298,7 @@ func (l *loop) onTick() {
 	}
 	if l.cfg.Progress != nil {
 		st := l.st
-		l.cfg.Progress(Progress{Elapsed: time.Since(l.started), Events: st.res.Events, Bytes: st.bytes, Lost: st.res.AllLost(), Ready: st.ready, Notice: notice})
+		l.cfg.Progress(Progress{Elapsed: time.Since(l.started), Events: st.res.Events + st.res.Summarized, Bytes: st.bytes, Lost: st.res.AllLost(), Ready: st.ready, Notice: notice})
 	}
 }
 

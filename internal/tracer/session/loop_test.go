@@ -59,10 +59,17 @@ func (f *fakeTracer) Kill() {
 
 func (f *fakeTracer) Wait(*Result) error { f.waited = true; return nil }
 
-type memSink struct{ events []event.Event }
+type memSink struct {
+	events    []event.Event
+	summaries []event.Summary
+}
 
 func (m *memSink) Write(e *event.Event) error     { m.events = append(m.events, *e); return nil }
 func (m *memSink) FlushIfDue(time.Duration) error { return nil }
+func (m *memSink) WriteSummary(s *event.Summary) error {
+	m.summaries = append(m.summaries, *s)
+	return nil
+}
 
 func runFake(t *testing.T, cfg Config, f *fakeTracer) (Result, error, time.Duration) {
 	t.Helper()

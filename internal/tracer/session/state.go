@@ -70,6 +70,23 @@ func (st *state) consume(batch []parse.Record) (ready *int64, err error) {
 			if err := st.sink.Write(e); err != nil {
 				return ready, err
 			}
+		case parse.KindSummary:
+			row := r.Summary
+			if st.skip[row.Pid] {
+				continue
+			}
+			row.Start -= st.base
+			row.First -= st.base
+			row.Last -= st.base
+			st.devs[row.Dev] = true
+			st.res.Summarized += row.Count
+			st.bytes += row.Bytes
+			if !row.Kernel {
+				ownIO = true
+			}
+			if err := st.sink.WriteSummary(row); err != nil {
+				return ready, err
+			}
 		case parse.KindReady:
 			n := r.N
 			ready = &n
