@@ -194,6 +194,7 @@ func overheadTools(dir string) []overheadTool {
 		}},
 		ioshapeTool("ioshape native, command", "both", "--backend", "native"),
 		ioshapeTool("ioshape native, --layers block", "block", "--backend", "native", "--layers", "block"),
+		ioshapeTool("ioshape native, --summary", "both (histograms)", "--backend", "native", "--summary"),
 		{name: "ioshape native, --all", layers: "both", completeness: true, run: func(b *testing.B, fioArgs []string, fioJSON string) toolRun {
 			// The whole system: record runs beside fio and is stopped by
 			// Ctrl-C (SIGINT) once fio is done.

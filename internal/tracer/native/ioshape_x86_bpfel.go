@@ -166,6 +166,9 @@ type ioshapeStreamState struct {
 	IdleSince uint64
 	BusySince uint64
 	Next      int64
+	Census    int64
+	Before    int64
+	Suspect   int64
 }
 
 type ioshapeSumKey struct {
@@ -240,6 +243,7 @@ const (
 	ioshapeMapStreams           = "streams"
 	ioshapeMapSumZero           = "sum_zero"
 	ioshapeMapSums              = "sums"
+	ioshapeMapSwept             = "swept"
 	ioshapeMapTrack             = "track"
 	ioshapeMapUrings            = "urings"
 	ioshapeProgOnBioComplete    = "on_bio_complete"
@@ -257,6 +261,7 @@ const (
 	ioshapeProgOnSysExit        = "on_sys_exit"
 	ioshapeProgOnUringComplete  = "on_uring_complete"
 	ioshapeProgOnUringSubmit    = "on_uring_submit"
+	ioshapeProgSweepStale       = "sweep_stale"
 	ioshapeVarCallAioFsync      = "call_aio_fsync"
 	ioshapeVarCallAioRead       = "call_aio_read"
 	ioshapeVarCallAioWrite      = "call_aio_write"
@@ -268,6 +273,7 @@ const (
 	ioshapeVarNameCount         = "name_count"
 	ioshapeVarNames             = "names"
 	ioshapeVarSelfPid           = "self_pid"
+	ioshapeVarStaleNs           = "stale_ns"
 	ioshapeVarSummaryMode       = "summary_mode"
 	ioshapeVarTraceAll          = "trace_all"
 	ioshapeVarUnusedRecord      = "unused_record"
@@ -331,6 +337,7 @@ type ioshapeProgramSpecs struct {
 	OnSysExit       *ebpf.ProgramSpec `ebpf:"on_sys_exit"`
 	OnUringComplete *ebpf.ProgramSpec `ebpf:"on_uring_complete"`
 	OnUringSubmit   *ebpf.ProgramSpec `ebpf:"on_uring_submit"`
+	SweepStale      *ebpf.ProgramSpec `ebpf:"sweep_stale"`
 }
 
 // ioshapeMapSpecs contains maps before they are loaded into the kernel.
@@ -349,6 +356,7 @@ type ioshapeMapSpecs struct {
 	Streams  *ebpf.MapSpec `ebpf:"streams"`
 	SumZero  *ebpf.MapSpec `ebpf:"sum_zero"`
 	Sums     *ebpf.MapSpec `ebpf:"sums"`
+	Swept    *ebpf.MapSpec `ebpf:"swept"`
 	Track    *ebpf.MapSpec `ebpf:"track"`
 	Urings   *ebpf.MapSpec `ebpf:"urings"`
 }
@@ -368,6 +376,7 @@ type ioshapeVariableSpecs struct {
 	NameCount         *ebpf.VariableSpec `ebpf:"name_count"`
 	Names             *ebpf.VariableSpec `ebpf:"names"`
 	SelfPid           *ebpf.VariableSpec `ebpf:"self_pid"`
+	StaleNs           *ebpf.VariableSpec `ebpf:"stale_ns"`
 	SummaryMode       *ebpf.VariableSpec `ebpf:"summary_mode"`
 	TraceAll          *ebpf.VariableSpec `ebpf:"trace_all"`
 	UnusedRecord      *ebpf.VariableSpec `ebpf:"unused_record"`
@@ -406,6 +415,7 @@ type ioshapeMaps struct {
 	Streams  *ebpf.Map `ebpf:"streams"`
 	SumZero  *ebpf.Map `ebpf:"sum_zero"`
 	Sums     *ebpf.Map `ebpf:"sums"`
+	Swept    *ebpf.Map `ebpf:"swept"`
 	Track    *ebpf.Map `ebpf:"track"`
 	Urings   *ebpf.Map `ebpf:"urings"`
 }
@@ -424,6 +434,7 @@ func (m *ioshapeMaps) Close() error {
 		m.Streams,
 		m.SumZero,
 		m.Sums,
+		m.Swept,
 		m.Track,
 		m.Urings,
 	)
@@ -444,6 +455,7 @@ type ioshapeVariables struct {
 	NameCount         *ebpf.Variable `ebpf:"name_count"`
 	Names             *ebpf.Variable `ebpf:"names"`
 	SelfPid           *ebpf.Variable `ebpf:"self_pid"`
+	StaleNs           *ebpf.Variable `ebpf:"stale_ns"`
 	SummaryMode       *ebpf.Variable `ebpf:"summary_mode"`
 	TraceAll          *ebpf.Variable `ebpf:"trace_all"`
 	UnusedRecord      *ebpf.Variable `ebpf:"unused_record"`
@@ -469,6 +481,7 @@ type ioshapePrograms struct {
 	OnSysExit       *ebpf.Program `ebpf:"on_sys_exit"`
 	OnUringComplete *ebpf.Program `ebpf:"on_uring_complete"`
 	OnUringSubmit   *ebpf.Program `ebpf:"on_uring_submit"`
+	SweepStale      *ebpf.Program `ebpf:"sweep_stale"`
 }
 
 func (p *ioshapePrograms) Close() error {
@@ -488,6 +501,7 @@ func (p *ioshapePrograms) Close() error {
 		p.OnSysExit,
 		p.OnUringComplete,
 		p.OnUringSubmit,
+		p.SweepStale,
 	)
 }
 

@@ -319,6 +319,7 @@ func (s *Session) unfinished() int64 {
 		if val.Live != 0 && val.Tracked != 0 {
 			n++
 		}
+
 	}
 	return n
 }
@@ -397,6 +398,7 @@ type tracer struct {
 	links       []link.Link
 	records     chan []parse.Record
 	stopReading atomic.Bool
+	sweepFailed bool // said once
 }
 
 func (s *Session) start(helperPid int) (session.Tracer, error) {
@@ -478,7 +480,11 @@ func (t *tracer) Wait(res *session.Result) error {
 	res.Programs = t.s.programCosts()
 	_, _, stale, unmatched := t.s.counters()
 	res.Unmatched += unmatched
-	res.Unfinished += stale + t.s.unfinished()
+	swept, fixed := t.s.sweptCounts()
+	res.Unfinished += stale + swept + t.s.unfinished()
+	if fixed > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the block layer's depth count was corrected %d times for requests whose completion the kernel did not report", fixed))
+	}
 	t.rd.Close()
 	t.s.Close()
 	return nil
@@ -496,9 +502,33 @@ func (t *tracer) drainSummaries() {
 		if t.stopReading.Load() {
 			break
 		}
+		t.sweepStale()
 		t.sendSummaries(session.MonotonicNow()/1e9 - 2)
 	}
 	t.sendSummaries(math.MaxInt64)
+}
+
+// sweepStale runs the programs' sweep (see sweep_stale): requests in
+// flight too long leave their device's depth, counted as never completed,
+// and depth counts no request holds are taken off.
+func (t *tracer) sweepStale() {
+	if _, err := t.s.objs.SweepStale.Run(&ebpf.RunOptions{}); err != nil && !t.sweepFailed {
+		t.sweepFailed = true
+		t.records <- []parse.Record{{Kind: parse.KindWarning, Text: "the summary's depth cannot be checked for requests whose completion is never seen: " + firstLine(err)}}
+	}
+}
+
+// sweptCounts is what the sweeps found: requests swept as never completed,
+// and depth counts taken off.
+func (s *Session) sweptCounts() (stale, fixed int64) {
+	var v uint64
+	if s.objs.Swept.Lookup(uint32(0), &v) == nil {
+		stale = int64(v)
+	}
+	if s.objs.Swept.Lookup(uint32(1), &v) == nil {
+		fixed = int64(v)
+	}
+	return stale, fixed
 }
 
 // sendSummaries sends and deletes the rows of seconds up to through.

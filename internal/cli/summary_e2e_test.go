@@ -1,0 +1,233 @@
+//go:build linux && e2e
+
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/profile"
+)
+
+// record --summary keeps histograms in the kernel: the same workload,
+// recorded once in detail and once as a summary, must give the same
+// shape — sizes, requested and achieved depth, access, direction, the best
+// match — and the summary must account for every I/O fio did.
+func TestRecordSummaryMatchesDetail(t *testing.T) {
+	requireTracing(t)
+	if testBackend != "native" {
+		refusesSummary(t)
+		return
+	}
+	dir := workdir(t)
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 128)
+	for _, w := range []struct {
+		name       string
+		fio        []string
+		sequential bool
+		depth      float64 // requested
+	}{
+		{"random 4k libaio QD16", []string{"--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=16"}, false, 16},
+		{"sequential 128k psync QD1", []string{"--rw=read", "--bs=128k", "--ioengine=psync"}, true, 1},
+		{"random 4k psync, 4 jobs", []string{"--rw=randread", "--bs=4k", "--ioengine=psync", "--numjobs=4"}, false, 4},
+	} {
+		t.Run(w.name, func(t *testing.T) {
+			store := t.TempDir()
+			args := append(fioReport(dir), w.fio...)
+			sumID, _ := record(t, store, append([]string{"--summary"}, fioArgs(file, args...)...)...)
+			sum := showJSON(t, store, sumID)
+			checkFioCounted(t, sum, dir)
+			checkBlockCounted(t, sum, dir)
+			detailID, _ := record(t, store, fioArgs(file, args...)...)
+			detail := showJSON(t, store, detailID)
+
+			if !sum.Trace.Target.Summary || sum.Trace.Events != 0 || sum.Trace.SummarizedIOs < sum.Syscall.IOs+sum.Block.IOs {
+				t.Errorf("summary trace: summary=%v events=%d summarized=%d, layers %d + %d I/Os",
+					sum.Trace.Target.Summary, sum.Trace.Events, sum.Trace.SummarizedIOs, sum.Syscall.IOs, sum.Block.IOs)
+			}
+			// Rows are drained from the kernel each second: a 2 s run
+			// spans at least three seconds' rows.
+			if sum.Trace.SummaryRows < 3 {
+				t.Errorf("%d summary rows", sum.Trace.SummaryRows)
+			}
+			for _, l := range []struct {
+				name         string
+				sum, detail  *layerView
+				depthOfEqual bool
+			}{
+				{"syscall", view(sum.Syscall), view(detail.Syscall), true},
+				{"block", view(sum.Block), view(detail.Block), false},
+			} {
+				if l.sum.sizeByBytes != l.detail.sizeByBytes {
+					t.Errorf("%s size p50 by bytes: summary %d, detail %d", l.name, l.sum.sizeByBytes, l.detail.sizeByBytes)
+				}
+				if math.Abs(l.sum.seq-l.detail.seq) > 0.1 {
+					t.Errorf("%s sequential share: summary %.3f, detail %.3f", l.name, l.sum.seq, l.detail.seq)
+				}
+				// Two runs: the file system's own writes differ a little.
+				if math.Abs(l.sum.readShare-l.detail.readShare) > 0.02 {
+					t.Errorf("%s read share: summary %.3f, detail %.3f", l.name, l.sum.readShare, l.detail.readShare)
+				}
+				// Depth histograms are exact to 7, then four buckets per
+				// power of two.
+				if l.depthOfEqual && !sameBucket(l.sum.depth, l.detail.depth) {
+					t.Errorf("%s queue depth p50: summary %v, detail %v", l.name, l.sum.depth, l.detail.depth)
+				}
+				if math.Abs(l.sum.depthTW-l.detail.depthTW) > 0.25*l.detail.depthTW+0.2 {
+					t.Errorf("%s time-weighted depth: summary %.2f, detail %.2f", l.name, l.sum.depthTW, l.detail.depthTW)
+				}
+				// Latency buckets are a quarter of a power of two wide;
+				// the two runs are different runs of fio.
+				if r := l.sum.latP50 / l.detail.latP50; r < 0.6 || r > 1.6 {
+					t.Errorf("%s latency p50: summary %.1f µs, detail %.1f µs", l.name, l.sum.latP50, l.detail.latP50)
+				}
+				t.Logf("%s: size %d/%d, QD p50 %v/%v, time-weighted %.2f/%.2f, sequential %.3f/%.3f, latency p50 %.1f/%.1f µs (summary/detail)",
+					l.name, l.sum.sizeByBytes, l.detail.sizeByBytes, l.sum.depth, l.detail.depth, l.sum.depthTW, l.detail.depthTW,
+					l.sum.seq, l.detail.seq, l.sum.latP50, l.detail.latP50)
+			}
+			if q := sum.Syscall.QueueDepth.P50; q != w.depth {
+				t.Errorf("requested queue depth p50 %v, fio asked for %v", q, w.depth)
+			}
+			if seq := sum.Syscall.SequentialFraction >= 0.8; seq != w.sequential {
+				t.Errorf("syscall sequential share %.3f for a %s workload", sum.Syscall.SequentialFraction, w.name)
+			}
+			sc, dc := classifyJSON(t, store, sumID), classifyJSON(t, store, detailID)
+			if sc.Matches[0].Family != dc.Matches[0].Family {
+				t.Errorf("best match: summary %s, detail %s", sc.Matches[0].ID, dc.Matches[0].ID)
+			}
+			if len(sc.Phases) == 0 || len(sc.Mixture) == 0 {
+				t.Errorf("summary classification has no phases or mixture: %+v", sc)
+			}
+		})
+	}
+}
+
+// refusesSummary: a backend without ioshape's eBPF programs says so.
+func refusesSummary(t *testing.T) {
+	r := ioshape(t, nil, "--store", t.TempDir(), "record", "--summary", "--backend", testBackend, "--", "true")
+	if r.code == 0 {
+		t.Fatalf("record --summary --backend %s succeeded", testBackend)
+	}
+	if line := singleLine(t, r.stderr); !strings.Contains(line, "native backend") {
+		t.Errorf("refusal does not name the native backend: %q", line)
+	}
+}
+
+// layerView is what the two recordings of a layer are compared on.
+type layerView struct {
+	sizeByBytes    int64
+	seq, readShare float64
+	depth, depthTW float64
+	latP50         float64
+}
+
+func view(l *profile.Layer) *layerView {
+	if l == nil {
+		return &layerView{}
+	}
+	return &layerView{sizeByBytes: l.SizeBytes.P50ByBytes, seq: l.SequentialFraction, readShare: l.ReadFractionByBytes,
+		depth: l.QueueDepth.P50, depthTW: l.QueueDepth.MeanTimeWeighted, latP50: l.LatencyUs.P50}
+}
+
+func sameBucket(a, b float64) bool {
+	bucket := func(v float64) int {
+		if v < 8 {
+			return int(v)
+		}
+		e := math.Floor(math.Log2(v)) - 2
+		return int(4*e) + int(v)>>int(e)
+	}
+	return bucket(a) == bucket(b)
+}
+
+func classifyJSON(t *testing.T, store, trace string) *classify.Result {
+	t.Helper()
+	r := ioshape(t, nil, "--store", store, "classify", "--json", trace)
+	if r.code != 0 {
+		t.Fatalf("classify failed (%d): %s", r.code, r.stderr)
+	}
+	var c classify.Result
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil || len(c.Matches) == 0 {
+		t.Fatalf("classify --json: %v\n%s", err, r.stdout)
+	}
+	return &c
+}
+
+// A summary trace works with what needs only its histograms — show,
+// classify, report, compare — and what needs each I/O refuses it in one
+// line.
+func TestRecordSummaryCommands(t *testing.T) {
+	requireTracing(t)
+	if testBackend != "native" {
+		refusesSummary(t)
+		return
+	}
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 64)
+	id, _ := record(t, store, append([]string{"--summary"}, fioArgs(file, "--rw=randread", "--bs=16k", "--ioengine=psync")...)...)
+	other, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=16k", "--ioengine=psync")...)
+	html := filepath.Join(dir, "report.html")
+	for _, args := range [][]string{
+		{"show", id}, {"classify", id}, {"report", id, "-o", html}, {"compare", other, id}, {"ls"},
+	} {
+		r := ioshape(t, nil, append([]string{"--store", store}, args...)...)
+		if r.code != 0 {
+			t.Errorf("%v on a summary trace failed (%d): %s", args, r.code, r.stderr)
+		}
+		if args[0] == "ls" && !strings.Contains(r.stdout, "summary") {
+			t.Errorf("ls does not say the trace is a summary:\n%s", r.stdout)
+		}
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(page), "summary of") {
+		t.Errorf("the report does not say it shows a summary (%v)", err)
+	}
+	for _, args := range [][]string{
+		{"predict", id, "--adm-read", "100,100,100,100"}, {"export", id, "--csv", filepath.Join(dir, "x.csv")}, {"events", id},
+	} {
+		r := ioshape(t, nil, append([]string{"--store", store}, args...)...)
+		if r.code == 0 {
+			t.Errorf("%v on a summary trace succeeded", args)
+			continue
+		}
+		if line := singleLine(t, r.stderr); !strings.Contains(line, "--summary") {
+			t.Errorf("%v: the error does not say why: %q", args, line)
+		}
+	}
+}
+
+// A summary recording killed mid-way keeps every second it wrote.
+func TestRecordSummarySurvivesSIGKILL(t *testing.T) {
+	requireTracing(t)
+	if testBackend != "native" {
+		refusesSummary(t)
+		return
+	}
+	dir, store := workdir(t), t.TempDir()
+	file := filepath.Join(dir, "data")
+	prepFile(t, file, 64)
+	rec, _, _ := startRecording(t, store, "--summary", "--", "fio", "--name=job", "--filename="+file, "--size=64M", "--rw=randread",
+		"--bs=4k", "--direct=1", "--runtime=60", "--time_based", "--output=/dev/null")
+	time.Sleep(5 * time.Second)
+	rec.Process.Kill()
+	rec.Wait()
+	exec.Command("pkill", "-f", "--", "--filename="+file).Run()
+	partials, _ := filepath.Glob(filepath.Join(store, "traces", "*.partial"))
+	if len(partials) != 1 {
+		t.Fatalf("want one .partial trace, found %v", partials)
+	}
+	s := showJSON(t, store, partials[0])
+	if s.Trace.Complete || s.Block == nil || s.Block.IOs < 1000 || s.Syscall == nil {
+		t.Fatalf("partial summary trace: complete=%v, profile %+v", s.Trace.Complete, s)
+	}
+	t.Logf("cut short after 5 s: %d block and %d syscall I/Os kept", s.Block.IOs, s.Syscall.IOs)
+}
