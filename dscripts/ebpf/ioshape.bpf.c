@@ -202,6 +202,8 @@ struct {
 	__type(value, char[16]);
 } comms SEC(".maps");
 
+#define STREAM_HEADS 8
+
 // A stream is the queue of a block device (ino 0: its depth and its
 // sequence), the syscall layer's queue across devices (dev and ino 0: what
 // the application has in flight at once), or one file (ino: the syscall
@@ -216,7 +218,11 @@ struct stream_state {
 	__s64 inflight;
 	__u64 idle_since; // when the last I/O in flight completed
 	__u64 busy_since; // when the first of those now in flight arrived
-	__s64 next;       // where the stream's next sequential I/O starts
+	// Where each of the last few sequences on the stream goes on: an I/O
+	// continuing any of them is sequential, so that two interleaved
+	// sequential readers do not look random (as profile's streamHeads).
+	__s64 next[STREAM_HEADS];
+	__u32 used, last;
 	// The sweep's census of a device's requests in flight (see
 	// sweep_stale).
 	__s64 census;
@@ -325,9 +331,23 @@ static __always_inline void note_arrival(struct arrival *a, __u8 layer, __u32 de
 			return;
 	}
 	a->flags |= AR_LOCATED;
-	if (st->next == off)
-		a->flags |= AR_SEQ;
-	st->next = off + size;
+	__u32 used = st->used < STREAM_HEADS ? st->used : STREAM_HEADS;
+	for (__u32 i = 0; i < STREAM_HEADS; i++) {
+		if (i >= used)
+			break;
+		if (st->next[i] == off) {
+			a->flags |= AR_SEQ;
+			st->next[i] = off + size;
+			st->last = i;
+			return;
+		}
+	}
+	// A new sequence replaces the one continued least recently.
+	__u32 slot = used < STREAM_HEADS ? used : (st->last + 1) % STREAM_HEADS;
+	if (used < STREAM_HEADS)
+		st->used = used + 1;
+	st->next[slot & (STREAM_HEADS - 1)] = off + size;
+	st->last = slot;
 }
 
 // release takes a completed (or merged, or lost) I/O out of its device's

@@ -165,7 +165,9 @@ type ioshapeStreamState struct {
 	Inflight  int64
 	IdleSince uint64
 	BusySince uint64
-	Next      int64
+	Next      [8]int64
+	Used      uint32
+	Last      uint32
 	Census    int64
 	Before    int64
 	Suspect   int64
