@@ -31,7 +31,9 @@ import (
 //	sudo go test -tags e2e ./internal/cli -run '^$' -bench TracingOverhead -benchtime 1x -timeout 60m
 //
 // IOSHAPE_OVERHEAD_ROUNDS and IOSHAPE_OVERHEAD_RUNTIME change the rounds
-// per workload and each fio run's length (default 7 and 3s).
+// per workload and each fio run's length (default 7 and 3s);
+// IOSHAPE_OVERHEAD_TOOLS=summary,command runs only the tools whose names
+// hold one of the words (and untraced).
 func BenchmarkTracingOverhead(b *testing.B) {
 	if os.Geteuid() != 0 || !onPath("bpftrace") || !onPath("fio") {
 		b.Skip("needs root, bpftrace and fio")
@@ -62,6 +64,19 @@ func BenchmarkTracingOverhead(b *testing.B) {
 		defer os.WriteFile("/proc/sys/kernel/bpf_stats_enabled", old, 0)
 	}
 	tools := overheadTools(dir)
+	if only := os.Getenv("IOSHAPE_OVERHEAD_TOOLS"); only != "" {
+		// untraced, and the tools whose names hold one of the words.
+		kept := tools[:1]
+		for _, t := range tools[1:] {
+			for _, w := range strings.Split(only, ",") {
+				if w != "" && strings.Contains(t.name, w) {
+					kept = append(kept, t)
+					break
+				}
+			}
+		}
+		tools = kept
+	}
 	workloads := []struct{ name, engine, depth, jobs string }{
 		{"iodepth 1", "libaio", "1", "1"}, {"iodepth 16", "libaio", "16", "1"}, {"4 psync jobs", "psync", "1", "4"},
 	}
@@ -72,7 +87,7 @@ func BenchmarkTracingOverhead(b *testing.B) {
 		lost          int64
 	}
 	results := map[string]map[string]*cell{}
-	costs := map[string][]float64{}
+	costs := map[string]map[string][]float64{} // tool, program: ns per run
 	for i := 0; i < b.N; i++ {
 		for _, w := range workloads {
 			results[w.name] = map[string]*cell{}
@@ -97,9 +112,12 @@ func BenchmarkTracingOverhead(b *testing.B) {
 					c.did += run.did
 					c.unfinished += run.unfinished
 					c.lost += run.lost
-					if w.name == "iodepth 16" {
+					if w.name == "iodepth 16" && len(run.programs) > 0 {
+						if costs[t.name] == nil {
+							costs[t.name] = map[string][]float64{}
+						}
 						for _, p := range run.programs {
-							costs[p.Name] = append(costs[p.Name], p.NsPerRun)
+							costs[t.name][p.Name] = append(costs[t.name][p.Name], p.NsPerRun)
 						}
 					}
 				}
@@ -130,15 +148,19 @@ func BenchmarkTracingOverhead(b *testing.B) {
 		fmt.Printf(" %s |\n", strings.Join(comp, "; "))
 	}
 	fmt.Printf("\n(medians of %d rounds of %s, spread min–max; traced ÷ untraced IOPS of the same round)\n", rounds, runtime)
-	if len(costs) > 0 {
-		fmt.Printf("\nnative programs at iodepth 16 (bpf_stats, median ns per run over the rounds):")
-		names := make([]string, 0, len(costs))
-		for n := range costs {
+	for _, t := range tools {
+		byProgram := costs[t.name]
+		if len(byProgram) == 0 {
+			continue
+		}
+		fmt.Printf("\n%s, programs at iodepth 16 (bpf_stats, median ns per run over the rounds):", t.name)
+		names := make([]string, 0, len(byProgram))
+		for n := range byProgram {
 			names = append(names, n)
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			fmt.Printf(" %s %.0f;", n, median(costs[n]))
+			fmt.Printf(" %s %.0f;", n, median(byProgram[n]))
 		}
 		fmt.Println()
 	}

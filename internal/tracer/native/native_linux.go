@@ -226,7 +226,7 @@ func (s *Session) attach() (links []link.Link, warnings []string, err error) {
 		{p.OnRqRequeue, "block_rq_requeue", false, block}, {p.OnRqMerge, "block_rq_merge", false, block},
 		{p.OnBioQueue, "block_bio_queue", false, block}, {p.OnBioComplete, "block_bio_complete", false, block},
 		{p.OnSysEnter, "sys_enter", false, syscall}, {p.OnSysExit, "sys_exit", false, syscall},
-		{p.OnSwitch, "sched_switch", false, syscall},
+		{p.OnSwitch, "sched_switch", false, syscall && !s.cfg.Summary}, // waits are per-I/O detail
 		{p.OnUringSubmit, "io_uring_submit_req", true, syscall}, {p.OnUringComplete, "io_uring_complete", true, syscall},
 	} {
 		if a.optional && !uring || !a.want {
