@@ -97,7 +97,8 @@
     const mode = form.mode.value;
     const words = form.target.value.trim().split(/\s+/).filter(Boolean);
     const req = { mode, label: form.label.value.trim(), duration: form.duration.value.trim(),
-      launch: form.launch.checked, quiet: form.quiet.value.trim(), cold: form.cold.checked };
+      launch: form.launch.checked, quiet: form.quiet.value.trim(), cold: form.cold.checked,
+      summary: form.summary.checked };
     if (mode === "command") req.command = words;
     if (mode === "pid") req.pids = words.map((w) => parseInt(w, 10));
     if (mode === "name") req.names = words;

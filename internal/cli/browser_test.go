@@ -335,14 +335,60 @@ func TestBrowserReportFiles(t *testing.T) {
 	if fi.Size() > 5e6 {
 		t.Errorf("report of %d events is %.2f MB, over 5 MB", n, float64(fi.Size())/1e6)
 	}
+	summaryTrace := filepath.Join(dir, "summary.iotrace")
+	writeSyntheticSummary(t, summaryTrace, 120)
+	summary := filepath.Join(dir, "summary.html")
+	if r := ioshape(t, nil, "report", "-o", summary, summaryTrace); r.code != 0 {
+		t.Fatalf("report of a summary trace: %s", r.stderr)
+	}
 	b := newBrowser(t, chrome)
 	b.open(t, "file://"+small, "report-file", 8)
+	b.open(t, "file://"+summary, "report-summary", 4)
 	took := b.open(t, "file://"+big, "report-10M", 8)
 	t.Logf("%d events: report %.2f MB written in %v, rendered in %v", n, float64(fi.Size())/1e6, made.Round(time.Millisecond), took.Round(time.Millisecond))
 	if took > 10*time.Second {
 		t.Errorf("the %d-event report took %v to render", n, took)
 	}
 	b.check(t, "file://"+dir+"/")
+}
+
+// writeSyntheticSummary writes a summary trace (record --summary) of the
+// given seconds: a reader's random 4 KiB reads at depth 4, then a
+// copier's sequential 1 MiB writes, on both layers.
+func writeSyntheticSummary(t *testing.T, path string, seconds int64) {
+	t.Helper()
+	w, err := tracefile.Create(path, tracefile.Header{Tool: "ioshape", Backend: "native", Start: time.Unix(1700000000, 0).UTC(),
+		Target: tracefile.Target{Mode: "all", Summary: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ios int64
+	for s := int64(0); s < seconds; s++ {
+		comm, pid, size, depth, lat, op, seq := "reader", uint32(10), int64(4096), int64(4), int64(150_000), event.Read, int64(0)
+		if s >= seconds/2 {
+			comm, pid, size, depth, lat, op = "copier", 20, 1<<20, 1, 3_000_000, event.Write
+		}
+		n := int64(1e9) / lat * depth / 2
+		if op == event.Write {
+			seq = n
+		}
+		for _, layer := range []event.Layer{event.Syscall, event.Block} {
+			row := event.Summary{Start: s * 1e9, Layer: layer, Op: op, Dev: event.Dev{Major: 254}, Pid: pid, Comm: comm,
+				First: s*1e9 + 3, Last: (s+1)*1e9 - 3, Count: n, Bytes: n * size, SizeSum: n * size, LatencyNs: n * lat,
+				BusyNs: 5e8, Located: n, Sequential: seq, IdleNs: 5e8,
+				Size: []event.HistCount{{int64(event.HistBucket(size)), n}}, Lat: []event.HistCount{{int64(event.HistBucket(lat)), n}},
+				Gap: []event.HistCount{{int64(event.HistBucket(1e6)), 500}}, Depth: []event.HistCount{{int64(event.HistBucket(depth)), n}}}
+			if err := w.WriteSummary(&row); err != nil {
+				t.Fatal(err)
+			}
+			ios += n
+		}
+		w.Flush()
+	}
+	if err := w.Close(tracefile.Footer{DurationNs: seconds * 1e9, EndReason: "duration", SummarizedIOs: ios,
+		Unavailable: []event.Unavailable{{Metric: event.MetricDetail, Why: "recorded with --summary"}}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // writeSyntheticTrace writes n events of random 4 KiB reads on four disks

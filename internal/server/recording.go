@@ -27,6 +27,9 @@ type RecordRequest struct {
 	Quiet    string   `json:"quiet,omitempty"`
 	Cold     bool     `json:"cold,omitempty"`
 	Label    string   `json:"label,omitempty"`
+	// Summary records histograms in the kernel, not each I/O (record
+	// --summary).
+	Summary bool `json:"summary,omitempty"`
 }
 
 // Limits on what a request may ask for.
@@ -210,7 +213,7 @@ func (s *Server) apiStartRecording(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}
-	cfg := tracer.Config{Target: t, Backend: s.cfg.Backend, RunAs: s.cfg.RunAs, MapKeys: 1 << 16, PerfPages: 1 << 10,
+	cfg := tracer.Config{Target: t, Backend: s.cfg.Backend, RunAs: s.cfg.RunAs, MapKeys: 1 << 16, PerfPages: 1 << 10, Summary: req.Summary,
 		Progress: func(p tracer.Progress) { j.mu.Lock(); j.progress = p; j.mu.Unlock() }}
 	rec, err := recorder.Prepare(recorder.Request{Tracer: cfg, Label: req.Label, Owner: s.cfg.Owner, Store: s.cfg.Store,
 		ToolVersion: s.cfg.ToolVersion, CommandLine: append([]string{"ioshape serve: record"}, req.Command...)})

@@ -123,8 +123,10 @@ func LargeEvents() int {
 	return 1_000_000
 }
 
-// CountSink is a recording's sink that counts the events it is given.
-type CountSink struct{ N int }
+// CountSink is a recording's sink that counts the events (and summary
+// rows) it is given.
+type CountSink struct{ N, Rows int }
 
-func (c *CountSink) Write(*event.Event) error       { c.N++; return nil }
-func (c *CountSink) FlushIfDue(time.Duration) error { return nil }
+func (c *CountSink) Write(*event.Event) error          { c.N++; return nil }
+func (c *CountSink) WriteSummary(*event.Summary) error { c.Rows++; return nil }
+func (c *CountSink) FlushIfDue(time.Duration) error    { return nil }
