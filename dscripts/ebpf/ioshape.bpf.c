@@ -533,6 +533,7 @@ struct rq_state {
 	__u8 kthread;
 	__u8 tracked;
 	__u8 live; // in flight; 0 once completed or merged
+	__u8 idle_seen; // --summary: the sweep saw the kernel's request idle
 	char comm[16];
 	// A bio of a bio-based device (zram, brd): no struct request to read
 	// these from at completion.
@@ -747,22 +748,20 @@ int BPF_PROG(on_rq_complete, struct request *rq, __u8 error, unsigned int nr_byt
 
 // ---- requests whose completion never comes (--summary) -----------------------
 // A few requests in a thousand complete without the completion tracepoint
-// matching them on some kernels (seen on virtio-blk). In a summary such a
-// request would hold its device's depth one too high until its address is
-// reused — never, if its hardware queue is not used again. ioshape runs
-// this sweep once a second: a request in flight for longer than stale_ns
-// is taken out of the depth and counted as never completed; and the depth
-// counter of each device is checked against a census of the requests in
-// flight, and what it holds beyond them twice in a row (so not a request
+// matching them on some kernels (seen on virtio-blk, more under load). In a
+// summary each would hold its device's depth one too high until its
+// address is reused — never, if its hardware queue is not used again.
+// ioshape sweeps four times a second: census_begin, then sweep_rq over the
+// in-flight map, then census_finish. A request the kernel has idle again
+// after its issue (in two sweeps), or in flight for longer than stale_ns,
+// completed without us: it leaves the depth, counted as never completed.
+// And each device's depth count is checked against the census of requests
+// in flight: what it holds beyond them twice in a row (so not a request
 // arriving or completing during the census) is taken off.
 
 const volatile __u64 stale_ns = 2000000000ULL;
 
-struct sweep_ctx {
-	__u64 now;
-};
-
-// What the sweeps found, read by ioshape: requests in flight too long
+// What the sweeps found, read by ioshape: requests completed without us
 // (counted as never completed), and depth counts no request held.
 enum {
 	SWEPT_STALE = 0,
@@ -783,36 +782,64 @@ static __always_inline void add_swept(__u32 which, __u64 n)
 		__sync_fetch_and_add(v, n);
 }
 
-static long census_start(void *map, struct stream_key *k, struct stream_state *st, struct sweep_ctx *c)
+static long census_start(void *map, struct stream_key *k, struct stream_state *st, void *ctx)
 {
 	st->census = 0;
 	st->before = st->inflight;
 	return 0;
 }
 
-static long sweep_one(void *map, __u64 *key, struct rq_state *s, struct sweep_ctx *c)
+SEC("syscall")
+int census_begin(void *ctx)
 {
-	if (!(s->arr.flags & AR_DEPTH))
+	bpf_for_each_map_elem(&streams, census_start, NULL, 0);
+	return 0;
+}
+
+SEC("iter/bpf_map_elem")
+int sweep_rq(struct bpf_iter__bpf_map_elem *ctx)
+{
+	__u64 *key = ctx->key;
+	struct rq_state *s = ctx->value;
+	if (!key || !s || !(s->arr.flags & AR_DEPTH))
 		return 0;
+	__u64 now = bpf_ktime_get_ns();
 	if (!s->live) { // completed or merged without its count taken off
-		release(&s->arr, c->now);
+		release(&s->arr, now);
 		add_swept(SWEPT_FIXED, 1);
 		return 0;
 	}
-	if (c->now > s->arrive + stale_ns) {
+	// Issued, and idle again in the kernel: it completed without us (a
+	// bio-based device's entry is a bio, with no state to read).
+	bool done = false;
+	if (s->dispatch && !s->dev) {
+		enum mq_rq_state state = MQ_RQ_IN_FLIGHT;
+		struct request *rq = (struct request *)*key;
+		bpf_probe_read_kernel(&state, sizeof(state), &rq->state);
+		done = state == MQ_RQ_IDLE;
+	}
+	// The kernel marks a request in flight just after its issue
+	// tracepoint: idle is believed when seen by two sweeps in a row.
+	if (!done)
+		s->idle_seen = 0;
+	else if (!s->idle_seen) {
+		s->idle_seen = 1;
+		done = false;
+	}
+	if (done || now > s->arrive + stale_ns) {
 		s->live = 0;
-		release(&s->arr, c->now);
+		release(&s->arr, now);
 		add_swept(SWEPT_STALE, 1);
 		return 0;
 	}
 	struct stream_key k = {.dev = s->arr.dev, .layer = s->arr.dev_layer};
 	struct stream_state *st = bpf_map_lookup_elem(&streams, &k);
 	if (st)
-		st->census++;
+		__sync_fetch_and_add(&st->census, 1);
 	return 0;
 }
 
-static long census_end(void *map, struct stream_key *k, struct stream_state *st, struct sweep_ctx *c)
+static long census_end(void *map, struct stream_key *k, struct stream_state *st, void *ctx)
 {
 	if (k->layer != 0 || k->ino != 0)
 		return 0;
@@ -829,12 +856,9 @@ static long census_end(void *map, struct stream_key *k, struct stream_state *st,
 }
 
 SEC("syscall")
-int sweep_stale(void *ctx)
+int census_finish(void *ctx)
 {
-	struct sweep_ctx c = {.now = bpf_ktime_get_ns()};
-	bpf_for_each_map_elem(&streams, census_start, &c, 0);
-	bpf_for_each_map_elem(&rqs, sweep_one, &c, 0);
-	bpf_for_each_map_elem(&streams, census_end, &c, 0);
+	bpf_for_each_map_elem(&streams, census_end, NULL, 0);
 	return 0;
 }
 

@@ -111,11 +111,34 @@ struct bio {
 	struct bvec_iter bi_iter;
 } CORE;
 
+enum mq_rq_state {
+	MQ_RQ_IDLE = 0,
+	MQ_RQ_IN_FLIGHT = 1,
+	MQ_RQ_COMPLETE = 2,
+};
+
 struct request {
 	struct request_queue *q;
 	unsigned int cmd_flags;
 	unsigned int __data_len;
 	unsigned long long __sector;
+	enum mq_rq_state state;
+} CORE;
+
+/* The context of a map-element iterator program (kernel/bpf/map_iter.c). */
+struct bpf_iter_meta {
+	void *seq;
+	__u64 session_id;
+	__u64 seq_num;
+} CORE;
+
+struct bpf_map;
+
+struct bpf_iter__bpf_map_elem {
+	struct bpf_iter_meta *meta;
+	struct bpf_map *map;
+	void *key;
+	void *value;
 } CORE;
 
 /* The REQ_* flag bits moved between kernel versions: their values are

@@ -94,8 +94,9 @@ type ioshapeRqState struct {
 	Kthread  uint8
 	Tracked  uint8
 	Live     uint8
+	IdleSeen uint8
 	Comm     [16]int8
-	_        [5]byte
+	_        [4]byte
 	Sector   uint64
 	Dev      uint32
 	Opf      uint32
@@ -248,6 +249,8 @@ const (
 	ioshapeMapSwept             = "swept"
 	ioshapeMapTrack             = "track"
 	ioshapeMapUrings            = "urings"
+	ioshapeProgCensusBegin      = "census_begin"
+	ioshapeProgCensusFinish     = "census_finish"
 	ioshapeProgOnBioComplete    = "on_bio_complete"
 	ioshapeProgOnBioQueue       = "on_bio_queue"
 	ioshapeProgOnExec           = "on_exec"
@@ -263,7 +266,7 @@ const (
 	ioshapeProgOnSysExit        = "on_sys_exit"
 	ioshapeProgOnUringComplete  = "on_uring_complete"
 	ioshapeProgOnUringSubmit    = "on_uring_submit"
-	ioshapeProgSweepStale       = "sweep_stale"
+	ioshapeProgSweepRq          = "sweep_rq"
 	ioshapeVarCallAioFsync      = "call_aio_fsync"
 	ioshapeVarCallAioRead       = "call_aio_read"
 	ioshapeVarCallAioWrite      = "call_aio_write"
@@ -324,6 +327,8 @@ type ioshapeSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ioshapeProgramSpecs struct {
+	CensusBegin     *ebpf.ProgramSpec `ebpf:"census_begin"`
+	CensusFinish    *ebpf.ProgramSpec `ebpf:"census_finish"`
 	OnBioComplete   *ebpf.ProgramSpec `ebpf:"on_bio_complete"`
 	OnBioQueue      *ebpf.ProgramSpec `ebpf:"on_bio_queue"`
 	OnExec          *ebpf.ProgramSpec `ebpf:"on_exec"`
@@ -339,7 +344,7 @@ type ioshapeProgramSpecs struct {
 	OnSysExit       *ebpf.ProgramSpec `ebpf:"on_sys_exit"`
 	OnUringComplete *ebpf.ProgramSpec `ebpf:"on_uring_complete"`
 	OnUringSubmit   *ebpf.ProgramSpec `ebpf:"on_uring_submit"`
-	SweepStale      *ebpf.ProgramSpec `ebpf:"sweep_stale"`
+	SweepRq         *ebpf.ProgramSpec `ebpf:"sweep_rq"`
 }
 
 // ioshapeMapSpecs contains maps before they are loaded into the kernel.
@@ -468,6 +473,8 @@ type ioshapeVariables struct {
 //
 // It can be passed to loadIoshapeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ioshapePrograms struct {
+	CensusBegin     *ebpf.Program `ebpf:"census_begin"`
+	CensusFinish    *ebpf.Program `ebpf:"census_finish"`
 	OnBioComplete   *ebpf.Program `ebpf:"on_bio_complete"`
 	OnBioQueue      *ebpf.Program `ebpf:"on_bio_queue"`
 	OnExec          *ebpf.Program `ebpf:"on_exec"`
@@ -483,11 +490,13 @@ type ioshapePrograms struct {
 	OnSysExit       *ebpf.Program `ebpf:"on_sys_exit"`
 	OnUringComplete *ebpf.Program `ebpf:"on_uring_complete"`
 	OnUringSubmit   *ebpf.Program `ebpf:"on_uring_submit"`
-	SweepStale      *ebpf.Program `ebpf:"sweep_stale"`
+	SweepRq         *ebpf.Program `ebpf:"sweep_rq"`
 }
 
 func (p *ioshapePrograms) Close() error {
 	return _IoshapeClose(
+		p.CensusBegin,
+		p.CensusFinish,
 		p.OnBioComplete,
 		p.OnBioQueue,
 		p.OnExec,
@@ -503,7 +512,7 @@ func (p *ioshapePrograms) Close() error {
 		p.OnSysExit,
 		p.OnUringComplete,
 		p.OnUringSubmit,
-		p.SweepStale,
+		p.SweepRq,
 	)
 }
 

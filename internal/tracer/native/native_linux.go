@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -398,7 +399,8 @@ type tracer struct {
 	links       []link.Link
 	records     chan []parse.Record
 	stopReading atomic.Bool
-	sweepFailed bool // said once
+	sweeper     *link.Iter // sweep_rq over the in-flight requests (--summary)
+	sweepFailed bool       // said once
 }
 
 func (s *Session) start(helperPid int) (session.Tracer, error) {
@@ -495,27 +497,61 @@ func (t *tracer) Wait(res *session.Result) error {
 // past it: no program still adds to it), deleting them; once stopped, all
 // that is left.
 func (t *tracer) drainSummaries() {
-	tick := time.NewTicker(time.Second)
+	// The depth is swept four times a second, so that what the kernel
+	// completed without us skews it for a quarter of a second at most.
+	tick := time.NewTicker(time.Second / 4)
 	defer tick.Stop()
-	for !t.stopReading.Load() {
+	for n := 1; !t.stopReading.Load(); n++ {
 		<-tick.C
 		if t.stopReading.Load() {
 			break
 		}
 		t.sweepStale()
-		t.sendSummaries(session.MonotonicNow()/1e9 - 2)
+		if n%4 == 0 {
+			t.sendSummaries(session.MonotonicNow()/1e9 - 2)
+		}
 	}
 	t.sendSummaries(math.MaxInt64)
+	if t.sweeper != nil {
+		t.sweeper.Close()
+	}
 }
 
-// sweepStale runs the programs' sweep (see sweep_stale): requests in
-// flight too long leave their device's depth, counted as never completed,
-// and depth counts no request holds are taken off.
+// sweepStale runs the programs' sweep (census_begin, sweep_rq over the
+// in-flight requests, census_finish; see ioshape.bpf.c): requests the
+// kernel completed without us leave their device's depth, counted as never
+// completed, and depth counts no request holds are taken off.
 func (t *tracer) sweepStale() {
-	if _, err := t.s.objs.SweepStale.Run(&ebpf.RunOptions{}); err != nil && !t.sweepFailed {
+	err := t.sweep()
+	if err != nil && !t.sweepFailed {
 		t.sweepFailed = true
-		t.records <- []parse.Record{{Kind: parse.KindWarning, Text: "the summary's depth cannot be checked for requests whose completion is never seen: " + firstLine(err)}}
+		t.records <- []parse.Record{{Kind: parse.KindWarning, Text: "the summary's depth cannot be checked for requests whose completion the kernel does not report: " + firstLine(err)}}
 	}
+}
+
+func (t *tracer) sweep() error {
+	o := t.s.objs
+	if t.sweeper == nil {
+		it, err := link.AttachIter(link.IterOptions{Program: o.SweepRq, Map: o.Rqs})
+		if err != nil {
+			return err
+		}
+		t.sweeper = it
+	}
+	if _, err := o.CensusBegin.Run(&ebpf.RunOptions{}); err != nil {
+		return err
+	}
+	rd, err := t.sweeper.Open()
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, rd) // reading runs the program over the map
+	rd.Close()
+	if err != nil {
+		return err
+	}
+	_, err = o.CensusFinish.Run(&ebpf.RunOptions{})
+	return err
 }
 
 // sweptCounts is what the sweeps found: requests swept as never completed,
