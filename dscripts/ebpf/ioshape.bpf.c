@@ -228,6 +228,8 @@ struct stream_state {
 	__s64 census;
 	__s64 before;
 	__s64 suspect;
+	// Busy time a sweep ended, for the next row of the stream to count.
+	__u64 busy_pending;
 };
 
 struct {
@@ -311,6 +313,10 @@ static __always_inline void note_arrival(struct arrival *a, __u8 layer, __u32 de
 		return;
 	if (with_depth) {
 		__s64 before = __sync_fetch_and_add(&st->inflight, 1);
+		if (before < 0) { // a correction overshot: back to this one in flight
+			__sync_fetch_and_add(&st->inflight, -before);
+			before = 0;
+		}
 		if (before <= 0) {
 			if (st->idle_since && now > st->idle_since) {
 				a->gap = now - st->idle_since;
@@ -361,10 +367,30 @@ static __always_inline __u64 release(struct arrival *a, __u64 now)
 	struct stream_state *st = bpf_map_lookup_elem(&streams, &k);
 	if (!st)
 		return 0;
-	if (__sync_fetch_and_add(&st->inflight, -1) != 1)
-		return 0;
+	__u64 busy = st->busy_pending ? __sync_lock_test_and_set(&st->busy_pending, 0) : 0;
+	__s64 prev = __sync_fetch_and_add(&st->inflight, -1);
+	if (prev <= 0) { // already idle (a correction took it off): stay at 0
+		__sync_fetch_and_add(&st->inflight, 1);
+		return busy;
+	}
+	if (prev != 1)
+		return busy;
 	st->idle_since = now;
-	return now > st->busy_since ? now - st->busy_since : 0;
+	return busy + (now > st->busy_since ? now - st->busy_since : 0);
+}
+
+// release_later is release where no row is being counted (a sweep): the
+// busy time it ends waits for the stream's next row.
+static __always_inline void release_later(struct arrival *a, __u64 now)
+{
+	__u32 dev = a->dev, layer = a->dev_layer;
+	__u64 busy = release(a, now);
+	if (!busy)
+		return;
+	struct stream_key k = {.dev = dev, .layer = layer};
+	struct stream_state *st = bpf_map_lookup_elem(&streams, &k);
+	if (st)
+		__sync_fetch_and_add(&st->busy_pending, busy);
 }
 
 // summarize counts a completed I/O in its second's entry.
@@ -583,7 +609,7 @@ static __always_inline void store(__u64 key, const struct rq_state *n)
 	if (s) {
 		if (s->live) {
 			count(CNT_STALE); // the request before at this address never completed for us: lost
-			release(&s->arr, n->arrive);
+			release_later(&s->arr, n->arrive);
 		}
 		*s = *n;
 		return;
@@ -697,7 +723,7 @@ int BPF_PROG(on_rq_merge, struct request *rq)
 	if (!s)
 		return 0;
 	if (s->live)
-		release(&s->arr, bpf_ktime_get_ns());
+		release_later(&s->arr, bpf_ktime_get_ns());
 	s->live = 0; // merged into another: it never completes by itself
 	return 0;
 }
@@ -805,7 +831,7 @@ int sweep_rq(struct bpf_iter__bpf_map_elem *ctx)
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	if (!s->live) { // completed or merged without its count taken off
-		release(&s->arr, now);
+		release_later(&s->arr, now);
 		add_swept(SWEPT_FIXED, 1);
 		return 0;
 	}
@@ -828,7 +854,7 @@ int sweep_rq(struct bpf_iter__bpf_map_elem *ctx)
 	}
 	if (done || now > s->arrive + stale_ns) {
 		s->live = 0;
-		release(&s->arr, now);
+		release_later(&s->arr, now);
 		add_swept(SWEPT_STALE, 1);
 		return 0;
 	}
@@ -847,7 +873,13 @@ static long census_end(void *map, struct stream_key *k, struct stream_state *st,
 	__s64 extra = (now < st->before ? now : st->before) - st->census;
 	if (extra > 0 && st->suspect > 0) {
 		__s64 fix = extra < st->suspect ? extra : st->suspect;
-		__sync_fetch_and_add(&st->inflight, -fix);
+		if (__sync_fetch_and_add(&st->inflight, -fix) - fix <= 0) {
+			// Idle after all: the busy period ends here.
+			__u64 t = bpf_ktime_get_ns();
+			if (t > st->busy_since)
+				__sync_fetch_and_add(&st->busy_pending, t - st->busy_since);
+			st->idle_since = t;
+		}
 		add_swept(SWEPT_FIXED, fix);
 		extra = 0;
 	}
@@ -1171,7 +1203,7 @@ static long aio_submit_one(__u64 i, void *ctx)
 	struct aio_state *old = bpf_map_lookup_elem(&aios, &k);
 	if (old) {
 		if (old->live)
-			release(&old->arr, c->now); // resubmitted before we saw it reaped
+			release_later(&old->arr, c->now); // resubmitted before we saw it reaped
 		*old = a;
 	}
 	else if (bpf_map_update_elem(&aios, &k, &a, BPF_ANY))

@@ -162,16 +162,17 @@ type ioshapeStreamKey struct {
 }
 
 type ioshapeStreamState struct {
-	_         structs.HostLayout
-	Inflight  int64
-	IdleSince uint64
-	BusySince uint64
-	Next      [8]int64
-	Used      uint32
-	Last      uint32
-	Census    int64
-	Before    int64
-	Suspect   int64
+	_           structs.HostLayout
+	Inflight    int64
+	IdleSince   uint64
+	BusySince   uint64
+	Next        [8]int64
+	Used        uint32
+	Last        uint32
+	Census      int64
+	Before      int64
+	Suspect     int64
+	BusyPending uint64
 }
 
 type ioshapeSumKey struct {
