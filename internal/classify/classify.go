@@ -210,6 +210,12 @@ func windowShapes(src Source, popts profile.Options, keep func(*event.Event) boo
 	for i, b := range shards[1] {
 		builders[i] = b
 	}
+	return finishWindows(builders, exp), nil
+}
+
+// finishWindows profiles each window and ranks those with enough I/O, in
+// time order.
+func finishWindows(builders map[int]*profile.Builder, exp []Expected) []window {
 	var out []window
 	for i, b := range builders {
 		w := window{idx: i}
@@ -223,7 +229,7 @@ func windowShapes(src Source, popts profile.Options, keep func(*event.Event) boo
 		out = append(out, w)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].idx < out[b].idx })
-	return out, nil
+	return out
 }
 
 func mixture(wins []window) []Share {
@@ -334,6 +340,11 @@ func phases(src Source, popts profile.Options, keep func(*event.Event) bool, fir
 	if err := fanOut(src, byPhase, alsoKept); err != nil {
 		return nil, err
 	}
+	return finishPhases(runs, builders, width, exp), nil
+}
+
+// finishPhases profiles each run of windows as a phase.
+func finishPhases(runs [][2]int, builders []*profile.Builder, width int64, exp []Expected) []Phase {
 	var out []Phase
 	for p, r := range runs {
 		s, ok := ShapeOf(builders[p].Finish())
@@ -347,5 +358,5 @@ func phases(src Source, popts profile.Options, keep func(*event.Event) bool, fir
 			Best:   Rank(s, exp)[0],
 		})
 	}
-	return out, nil
+	return out
 }

@@ -70,18 +70,7 @@ func ClassifySummary(src SummarySource, opts Options) (*Result, error) {
 	}); err != nil {
 		return nil, err
 	}
-	var wins []window
-	for i, b := range builders {
-		w := window{idx: i}
-		if s, ok := ShapeOf(b.Finish()); ok {
-			w.shape, w.bytes = s, s.Bytes
-			if s.IOs >= minWindowIOs {
-				w.ok, w.best = true, Rank(s, exp)[0]
-			}
-		}
-		wins = append(wins, w)
-	}
-	sort.Slice(wins, func(a, b int) bool { return wins[a].idx < wins[b].idx })
+	wins := finishWindows(builders, exp)
 	res.Mixture = mixture(wins)
 
 	// Pass 3: phases and actors.
@@ -112,28 +101,12 @@ func ClassifySummary(src SummarySource, opts Options) (*Result, error) {
 	}); err != nil {
 		return nil, err
 	}
-	for p, r := range runs {
-		s, ok := ShapeOf(phaseBuilders[p].Finish())
-		if !ok {
-			continue
-		}
-		res.Phases = append(res.Phases, Phase{
-			StartS: round3(float64(int64(r[0])*width) / 1e9),
-			EndS:   round3(float64(int64(r[1]+1)*width) / 1e9),
-			Shape:  s,
-			Best:   Rank(s, exp)[0],
-		})
-	}
+	res.Phases = finishPhases(runs, phaseBuilders, width, exp)
 	for i, k := range picked {
 		a := &actors[i]
-		s, ok := ShapeOf(a.b.Finish())
-		if !ok {
-			continue
+		if actor, ok := newActor(k, a.b, len(a.pids), a.first, a.last, first, &tally, exp); ok {
+			res.Actors = append(res.Actors, actor)
 		}
-		res.Actors = append(res.Actors, Actor{Name: k, Kernel: k == kernelActorName, Processes: len(a.pids), Shape: s, Best: Rank(s, exp)[0],
-			StartS:     round3(float64(max(0, a.first-first)) / 1e9),
-			EndS:       round3(float64(max(0, a.last-first)) / 1e9),
-			BytesShare: round3(float64(tally.bytes[k]) / float64(tally.total))})
 	}
 	res.Verdict = verdictOf(res)
 	if opts.Drive != nil {

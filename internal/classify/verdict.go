@@ -178,14 +178,22 @@ func (a *actorBuilder) add(e *event.Event) {
 func (a *actorBuilder) finish(t *actorTally, origin int64, exp []Expected) []Actor {
 	var out []Actor
 	for i, k := range a.keys {
-		s, ok := ShapeOf(a.builders[i].Finish())
-		if !ok {
-			continue
+		if actor, ok := newActor(k, a.builders[i], len(a.pids[i]), a.first[i], a.last[i], origin, t, exp); ok {
+			out = append(out, actor)
 		}
-		out = append(out, Actor{Name: k, Kernel: k == kernelActorName, Processes: len(a.pids[i]), Shape: s, Best: Rank(s, exp)[0],
-			StartS:     round3(float64(max(0, a.first[i]-origin)) / 1e9),
-			EndS:       round3(float64(max(0, a.last[i]-origin)) / 1e9),
-			BytesShare: round3(float64(t.bytes[k]) / float64(t.total))})
 	}
 	return out
+}
+
+// newActor is an actor's part of the trace, from its profile builder and
+// when it was active.
+func newActor(name string, b *profile.Builder, processes int, first, last, origin int64, t *actorTally, exp []Expected) (Actor, bool) {
+	s, ok := ShapeOf(b.Finish())
+	if !ok {
+		return Actor{}, false
+	}
+	return Actor{Name: name, Kernel: name == kernelActorName, Processes: processes, Shape: s, Best: Rank(s, exp)[0],
+		StartS:     round3(float64(max(0, first-origin)) / 1e9),
+		EndS:       round3(float64(max(0, last-origin)) / 1e9),
+		BytesShare: round3(float64(t.bytes[name]) / float64(t.total))}, true
 }

@@ -21,14 +21,10 @@ import (
 // shape — sizes, requested and achieved depth, access, direction, the best
 // match — and the summary must account for every I/O fio did.
 func TestRecordSummaryMatchesDetail(t *testing.T) {
-	requireTracing(t)
-	if testBackend != "native" {
-		refusesSummary(t)
+	dir, _, file, ok := summaryTest(t, 128)
+	if !ok {
 		return
 	}
-	dir := workdir(t)
-	file := filepath.Join(dir, "data")
-	prepFile(t, file, 128)
 	for _, w := range []struct {
 		name       string
 		fio        []string
@@ -113,6 +109,22 @@ func TestRecordSummaryMatchesDetail(t *testing.T) {
 	}
 }
 
+// summaryTest prepares a test of record --summary: on a backend without
+// it, it checks the refusal and says not to go on; otherwise it gives a
+// work directory, a store and a data file of mib MiB written untraced.
+func summaryTest(t *testing.T, mib int) (dir, store, file string, ok bool) {
+	t.Helper()
+	requireTracing(t)
+	if testBackend != "native" {
+		refusesSummary(t)
+		return "", "", "", false
+	}
+	dir = workdir(t)
+	file = filepath.Join(dir, "data")
+	prepFile(t, file, mib)
+	return dir, t.TempDir(), file, true
+}
+
 // refusesSummary: a backend without ioshape's eBPF programs says so.
 func refusesSummary(t *testing.T) {
 	r := ioshape(t, nil, "--store", t.TempDir(), "record", "--summary", "--backend", testBackend, "--", "true")
@@ -174,14 +186,10 @@ func classifyJSON(t *testing.T, store, trace string) *classify.Result {
 // classify, report, compare — and what needs each I/O refuses it in one
 // line.
 func TestRecordSummaryCommands(t *testing.T) {
-	requireTracing(t)
-	if testBackend != "native" {
-		refusesSummary(t)
+	dir, store, file, ok := summaryTest(t, 64)
+	if !ok {
 		return
 	}
-	dir, store := workdir(t), t.TempDir()
-	file := filepath.Join(dir, "data")
-	prepFile(t, file, 64)
 	id, _ := record(t, store, append([]string{"--summary"}, fioArgs(file, "--rw=randread", "--bs=16k", "--ioengine=psync")...)...)
 	other, _ := record(t, store, fioArgs(file, "--rw=randread", "--bs=16k", "--ioengine=psync")...)
 	html := filepath.Join(dir, "report.html")
@@ -216,14 +224,10 @@ func TestRecordSummaryCommands(t *testing.T) {
 
 // A summary recording killed mid-way keeps every second it wrote.
 func TestRecordSummarySurvivesSIGKILL(t *testing.T) {
-	requireTracing(t)
-	if testBackend != "native" {
-		refusesSummary(t)
+	_, store, file, ok := summaryTest(t, 64)
+	if !ok {
 		return
 	}
-	dir, store := workdir(t), t.TempDir()
-	file := filepath.Join(dir, "data")
-	prepFile(t, file, 64)
 	rec, _, _ := startRecording(t, store, "--summary", "--", "fio", "--name=job", "--filename="+file, "--size=64M", "--rw=randread",
 		"--bs=4k", "--direct=1", "--runtime=60", "--time_based", "--output=/dev/null")
 	time.Sleep(5 * time.Second)

@@ -82,6 +82,3 @@ func HistMid(i int) float64 {
 	}
 	return float64(lo) + float64(hi-1-lo)/2
 }
-
-// IsData reports whether the row's I/O moved data.
-func (s *Summary) IsData() bool { return s.Op.IsData() }

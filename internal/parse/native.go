@@ -44,6 +44,21 @@ const (
 	nativeKthread  = 32
 )
 
+// nativeBlockOp is the event.Op of a block op as the programs normalise it.
+func nativeBlockOp(op uint8) event.Op {
+	switch op {
+	case nativeOpRead:
+		return event.Read
+	case nativeOpWrite:
+		return event.Write
+	case nativeOpFlush:
+		return event.Flush
+	case nativeOpDiscard:
+		return event.Discard
+	}
+	return event.Other
+}
+
 // DecodeNative decodes one record. oDirect is the O_DIRECT bit of the
 // architecture that recorded it (ODirectFor).
 func DecodeNative(b []byte, oDirect uint64) (Record, error) {
@@ -70,18 +85,7 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 		fillBlock(e, int64(u64(16)), int64(u64(24)), int64(u64(32)), u64(40), int64(u64(48)), int64(u64(56)), errno,
 			u32(4), u32(8), b[3]&nativeKthread != 0, string(comm))
 		var flags event.Flags
-		switch b[2] {
-		case nativeOpRead:
-			e.Op = event.Read
-		case nativeOpWrite:
-			e.Op = event.Write
-		case nativeOpFlush:
-			e.Op = event.Flush
-		case nativeOpDiscard:
-			e.Op = event.Discard
-		default:
-			e.Op = event.Other
-		}
+		e.Op = nativeBlockOp(b[2])
 		for _, f := range []struct {
 			bit  byte
 			flag event.Flags

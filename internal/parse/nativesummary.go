@@ -35,18 +35,7 @@ func DecodeNativeSummary(n *NativeSummary, comm string) (event.Summary, error) {
 	case 0:
 		s.Layer = event.Block
 		s.Kernel = n.Kthread != 0
-		switch n.Op {
-		case nativeOpRead:
-			s.Op = event.Read
-		case nativeOpWrite:
-			s.Op = event.Write
-		case nativeOpFlush:
-			s.Op = event.Flush
-		case nativeOpDiscard:
-			s.Op = event.Discard
-		default:
-			s.Op = event.Other
-		}
+		s.Op = nativeBlockOp(n.Op)
 	case 1:
 		s.Layer = event.Syscall
 		s.Call = event.Call(n.Op)

@@ -206,30 +206,36 @@ func (b *Builder) Add(e *event.Event) {
 }
 
 func (b *Builder) countProcess(e *event.Event) {
+	b.countIOs(e.Pid, e.Comm, e.Layer, e.Op, e.Flags&event.FlagKernel != 0, 1, e.Bytes)
+}
+
+// countIOs counts n I/Os of one process, layer and direction moving
+// bytes.
+func (b *Builder) countIOs(pid uint32, comm string, layer event.Layer, op event.Op, kernel bool, n, bytes int64) {
 	p := b.lastProc
-	if p == nil || p.Pid != e.Pid {
-		p = b.procs[e.Pid]
+	if p == nil || p.Pid != pid {
+		p = b.procs[pid]
 		if p == nil {
 			b.makeRoomForProcess()
-			p = &Process{Pid: e.Pid}
-			b.procs[e.Pid] = p
+			p = &Process{Pid: pid}
+			b.procs[pid] = p
 		}
 		b.lastProc = p
 	}
-	p.Comm = e.Comm
+	p.Comm = comm
 	read, write := &p.SyscallReadBytes, &p.SyscallWriteBytes
-	if e.Layer == event.Block {
-		p.Kernel = e.Flags&event.FlagKernel != 0
-		p.BlockIOs++
+	if layer == event.Block {
+		p.Kernel = kernel
+		p.BlockIOs += n
 		read, write = &p.BlockReadBytes, &p.BlockWriteBytes
 	} else {
-		p.SyscallIOs++
+		p.SyscallIOs += n
 	}
-	switch e.Op {
+	switch op {
 	case event.Read:
-		*read += e.Bytes
+		*read += bytes
 	case event.Write:
-		*write += e.Bytes
+		*write += bytes
 	}
 }
 

@@ -22,38 +22,12 @@ func (b *Builder) AddSummary(s *event.Summary) {
 			return
 		}
 	}
-	b.countSummaryProcess(s)
+	b.countIOs(s.Pid, s.Comm, s.Layer, s.Op, s.Kernel, s.Count, s.Bytes)
 	h := b.halves[s.Layer]
 	h.agg.addSummary(s)
 	h.devAgg(s.Dev).addSummary(s)
 	if b.series != nil {
 		b.series.addSummary(s)
-	}
-}
-
-func (b *Builder) countSummaryProcess(s *event.Summary) {
-	p := b.procs[s.Pid]
-	if p == nil {
-		b.makeRoomForProcess()
-		p = &Process{Pid: s.Pid}
-		b.procs[s.Pid] = p
-	}
-	if s.Comm != "" {
-		p.Comm = s.Comm
-	}
-	read, write := &p.SyscallReadBytes, &p.SyscallWriteBytes
-	if s.Layer == event.Block {
-		p.Kernel = s.Kernel
-		p.BlockIOs += s.Count
-		read, write = &p.BlockReadBytes, &p.BlockWriteBytes
-	} else {
-		p.SyscallIOs += s.Count
-	}
-	switch s.Op {
-	case event.Read:
-		*read += s.Bytes
-	case event.Write:
-		*write += s.Bytes
 	}
 }
 
