@@ -15,6 +15,7 @@
 #   REPEAT=N records each workload N times on each drive (default 3; QUICK: 1):
 #   measured is the median of N runs, predicted the median of the N
 #   recordings' predictions — single runs on this VM vary by up to 2×
+#   DRIVES="vda slow" and WORKLOADS="cp tar-x" narrow the run to those
 #
 # Run as root on Linux, with fio. A drive that cannot be set up fails the
 # run (zram0 in use, no cgroup v1 blkio controller).
@@ -60,6 +61,9 @@ declare -A dirs=([vda]=$vda [zram]=$zram [slow]=$slow)
 workloads=(cp tar-x grep-r fsync-files cold-start fio-rnd4k fio-seq1m phases)
 repeat=${REPEAT:-3}
 if [ -n "${QUICK:-}" ]; then drives=(zram slow) workloads=(fio-rnd4k cp) repeat=${REPEAT:-1}; fi
+# DRIVES and WORKLOADS narrow a run to some of them, to look into a case.
+[ -n "${DRIVES:-}" ] && read -r -a drives <<< "$DRIVES"
+[ -n "${WORKLOADS:-}" ] && read -r -a workloads <<< "$WORKLOADS"
 
 run_on() { # drive, command...: the command on that drive
   local d=$1; shift

@@ -33,8 +33,14 @@ type Profile struct {
 	// unknown. A buffered sequential read reaches another drive in that
 	// drive's chunks, window/request of them in flight, not the
 	// recording's.
-	ReadaheadKB  int       `json:"readahead_kb,omitempty"`
-	MaxRequestKB int       `json:"max_request_kb,omitempty"`
+	ReadaheadKB  int `json:"readahead_kb,omitempty"`
+	MaxRequestKB int `json:"max_request_kb,omitempty"`
+	// CacheReadCPU is the CPU time (µs per MiB) a buffered sequential read
+	// from a cold cache spends beyond a direct read of the same: the page
+	// cache's work, and what the drive makes it redo — a throttled or slow
+	// drive costs several times a fast one's, between its waits. Nil:
+	// not measured.
+	CacheReadCPU *float64  `json:"cache_read_cpu_us_per_mib,omitempty"`
 	Date         time.Time `json:"date"`
 	Tool         string    `json:"tool"` // "fio-3.33", or where coarse numbers came from
 	// Buffered: the file system refused O_DIRECT, so the tests ran buffered

@@ -288,3 +288,43 @@ func TestDirectCallsWithoutBlockLayer(t *testing.T) {
 	res, _ = b.Predict(nil, flat("same", 10, 1), at, nil)
 	near(t, "on a drive like the recording one", res.PredictedS, res.RecordedS)
 }
+
+// A buffered read that waited for the drive computes as the new drive's
+// page cache costs (drive.Profile.CacheReadCPU): behind a throttle the
+// readahead between its waits costs more CPU per MiB than on a fast disk.
+func TestCacheReadCPU(t *testing.T) {
+	b := NewBuilder()
+	// One 64 MiB read of 1 s: 0.9 s asleep for 64 requests of 1 MiB, 0.1 s
+	// computing; then 50 ms of think time.
+	const mib = 1 << 20
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: 1e9, Size: 64 * mib, Bytes: 64 * mib,
+		Blocked: 9e8, Flags: event.FlagBlocked, Pid: 3, Tid: 3})
+	for i := range int64(64) {
+		at := 10*us + i*14*1000*us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 14000*us, Size: mib, Bytes: mib, Offset: i * mib, Pid: 3})
+	}
+	end := int64(1.05e9)
+	withCPU := func(p *drive.Profile, usPerMiB float64) *drive.Profile {
+		p.CacheReadCPU = &usPerMiB
+		return p
+	}
+	slow, fast := withCPU(flat("slow", 14000, 1), 1500), withCPU(flat("fast", 14000, 1), 100)
+	res, err := b.Predict(slow, fast, end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same latency, so only the computation moves: 0.1 s − 64 × 1.4 ms.
+	near(t, "predicted", res.PredictedS, round(1.05-64*1400e-6))
+	res, _ = b.Predict(fast, slow, end, nil)
+	near(t, "predicted the other way", res.PredictedS, round(1.05+64*1400e-6))
+	// Never below what the new drive's page cache costs for the bytes.
+	*slow.CacheReadCPU = 3000
+	res, _ = b.Predict(slow, fast, end, nil)
+	near(t, "at the floor", res.PredictedS, round(1.05-0.1+64*100e-6))
+	*slow.CacheReadCPU = 1500
+	res, _ = b.Predict(slow, slow, end, nil)
+	near(t, "on the recording drive", res.PredictedS, res.RecordedS)
+	// Unmeasured on either side: the computation stays.
+	res, _ = b.Predict(flat("slow", 14000, 1), fast, end, nil)
+	near(t, "without the recording drive's figure", res.PredictedS, 1.05)
+}
