@@ -292,6 +292,7 @@ func (l *loop) onTick() {
 	if l.st.ready && !l.stopping {
 		l.poll()
 		notice = l.maybeDegrade()
+		l.st.tickNewest, l.st.tickAny = 0, false
 		if reason := l.st.targetGone(); reason != "" {
 			l.stop(reason)
 		}
@@ -302,32 +303,46 @@ func (l *loop) onTick() {
 	}
 }
 
-// maybeDegrade turns a tracer that is losing events early in the
+// maybeDegrade turns a tracer that is not keeping up early in the
 // recording down to the block layer, once, and says so.
 func (l *loop) maybeDegrade() string {
 	d, ok := l.t.(Degrader)
 	since := time.Since(l.st.readyAt)
 	// Judged from the first full second on (so that the syscall layer
-	// kept is a fair sample), at every tick: a loss that grows later is
-	// said as soon as it is seen.
+	// kept is a fair sample), at every tick: a loss or a lag that grows
+	// later is said as soon as it is seen.
 	if !ok || l.degraded || since < time.Second || !l.cfg.Target.Syscall() || !l.cfg.Target.Block() {
 		return ""
 	}
 	// Some lost events are counted and said at the end; a tracer losing
 	// more than one event in ten is not keeping up, and both layers would
-	// be left with holes.
+	// be left with holes. One whose events come in well after they
+	// completed (each is written at its completion) is falling behind: its
+	// buffers overflow next, and it learns of it too late to act.
 	lost := l.st.res.AllLost()
-	if lost == 0 || lost*10 < l.st.res.Events+lost {
+	lag := since - time.Duration(l.st.tickNewest)
+	var why string
+	switch {
+	case lost > 0 && lost*10 >= l.st.res.Events+lost:
+		why = fmt.Sprintf("%d events lost in the first %.1f s of tracing", lost, since.Seconds())
+	case l.st.tickAny && lag > maxLag:
+		why = fmt.Sprintf("its events came in %.1f s after they happened, %.1f s into tracing", lag.Seconds(), since.Seconds())
+	default:
 		return ""
 	}
 	l.degraded = true
 	d.Degrade()
 	l.st.res.DegradedAt = since
-	msg := fmt.Sprintf("%s could not keep up: %d events lost in the first %.1f s of tracing; from then on only the block layer is traced, so the syscall layer covers the first %.1f s only (--backend native, or --layers block from the start, costs less)",
-		l.plan.Name, lost, since.Seconds(), since.Seconds())
+	msg := fmt.Sprintf("%s could not keep up: %s; from then on only the block layer is traced, so the syscall layer covers the first %.1f s only (--backend native, or --layers block from the start, costs less)",
+		l.plan.Name, why, since.Seconds())
 	l.st.warn(msg)
 	return msg
 }
+
+// maxLag is how far behind the clock a tracer's newest events may be
+// before it is taken as not keeping up: events reach ioshape within
+// milliseconds of their completion when it does.
+const maxLag = time.Second
 
 func (l *loop) poll() {
 	if p, ok := l.t.(Poller); ok {

@@ -390,3 +390,54 @@ func TestLoopMarksTimeOut(t *testing.T) {
 		t.Errorf("end %q after %v: the duration ends at the stop, not after the marks", res.EndReason, res.Duration)
 	}
 }
+
+// degradingTracer is a fake that can be turned down to the block layer.
+type degradingTracer struct {
+	*fakeTracer
+	degraded chan struct{}
+}
+
+func (d *degradingTracer) Degrade() { close(d.degraded) }
+
+// A tracer whose events come in seconds after they completed is falling
+// behind before it loses anything: it is degraded, and the recording
+// says why; one that keeps up is left alone.
+func TestLoopDegradesATracerFallingBehind(t *testing.T) {
+	for _, behind := range []bool{true, false} {
+		f := newFake()
+		d := &degradingTracer{fakeTracer: f, degraded: make(chan struct{})}
+		f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+		start := time.Now()
+		go func() {
+			// Every 100 ms for 2.5 s, an event that completed then, or
+			// one of the first 10 ms (written 2 s late).
+			for range 25 {
+				time.Sleep(100 * time.Millisecond)
+				end := int64(time.Since(start))
+				if behind {
+					end = int64(10 * time.Millisecond)
+				}
+				f.out <- []parse.Record{{Kind: parse.KindEvent, Event: event.Event{Pid: 42, Start: end - 1000, End: end + 1, Bytes: 4096}}}
+			}
+			f.end(nil)
+		}()
+		plan := Plan{Name: "fake", Start: func(int) (Tracer, error) { return d, nil }}
+		res, err := Run(context.Background(), Config{Target: Target{All: true}}, plan, &memSink{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-d.degraded:
+			if !behind {
+				t.Errorf("a tracer keeping up was degraded: %q", res.Warnings)
+			}
+			if !hasWarning(res, "could not keep up: its events came in") || res.DegradedAt < time.Second {
+				t.Errorf("degraded at %v, warnings %q", res.DegradedAt, res.Warnings)
+			}
+		default:
+			if behind {
+				t.Errorf("a tracer 2 s behind was not degraded: %q", res.Warnings)
+			}
+		}
+	}
+}

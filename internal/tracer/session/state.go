@@ -26,6 +26,11 @@ type state struct {
 	readyAt time.Time
 	marks   map[int64]bool // CPUs whose flush mark has been read
 	command int            // the pid (and process group) of the command ioshape started
+	// The newest completion among the events read since the last tick
+	// (ns from base), and whether there were any: how far behind the
+	// tracer's output is.
+	tickNewest int64
+	tickAny    bool
 }
 
 func newState(t Target, sink Sink, seeds []int) *state {
@@ -62,6 +67,7 @@ func (st *state) consume(batch []parse.Record) (ready *int64, err error) {
 				e.Dispatch -= st.base
 			}
 			st.devs[e.Dev] = true
+			st.tickNewest, st.tickAny = max(st.tickNewest, e.End), true
 			st.res.Events++
 			st.bytes += e.Bytes
 			if e.Flags&event.FlagKernel == 0 { // the target's own I/O, not the system's writeback
