@@ -14,20 +14,20 @@ import (
 
 // deviceOf names the block device and file system under dir, as traces
 // name devices (sysfs and the mount table on Linux).
-func deviceOf(dir string) (device, fstype string) {
+func deviceOf(dir string) (device, fstype string, bioBased bool) {
 	var st unix.Stat_t
 	if unix.Stat(dir, &st) != nil {
-		return "", ""
+		return "", "", false
 	}
 	d := event.Dev{Major: unix.Major(uint64(st.Dev)), Minor: unix.Minor(uint64(st.Dev))}
 	ds := session.DescribeDevices([]event.Dev{d})
 	if len(ds) == 0 {
-		return d.String(), ""
+		return d.String(), "", false
 	}
 	if ds[0].Disk != "" {
-		return ds[0].Disk, ds[0].FSType
+		return ds[0].Disk, ds[0].FSType, ds[0].BioBased
 	}
-	return ds[0].Name, ds[0].FSType
+	return ds[0].Name, ds[0].FSType, ds[0].BioBased
 }
 
 // queueKB reads one of a disk's queue settings in KiB (read_ahead_kb,

@@ -36,13 +36,16 @@ type Profile struct {
 	ReadaheadKB  int `json:"readahead_kb,omitempty"`
 	MaxRequestKB int `json:"max_request_kb,omitempty"`
 	// CacheReadCPU is the CPU time (µs per MiB) a buffered sequential read
-	// from a cold cache spends beyond a direct read of the same: the page
-	// cache's work, and what the drive makes it redo — a throttled or slow
-	// drive costs several times a fast one's, between its waits. Nil:
-	// not measured.
-	CacheReadCPU *float64  `json:"cache_read_cpu_us_per_mib,omitempty"`
-	Date         time.Time `json:"date"`
-	Tool         string    `json:"tool"` // "fio-3.33", or where coarse numbers came from
+	// from a cold cache spends: the page cache's work and the copy, which a
+	// throttled or slow drive makes several times a fast one's (the copy
+	// after each wait starts cold). Nil: not measured.
+	CacheReadCPU *float64 `json:"cache_read_cpu_us_per_mib,omitempty"`
+	// Synchronous: a bio-based device (zram, brd, pmem) serves each request
+	// on the submitter's CPU, so nothing of its time runs alongside the
+	// reader's computation.
+	Synchronous bool      `json:"synchronous,omitempty"`
+	Date        time.Time `json:"date"`
+	Tool        string    `json:"tool"` // "fio-3.33", or where coarse numbers came from
 	// Buffered: the file system refused O_DIRECT, so the tests ran buffered
 	// with the page cache dropped before each.
 	Buffered bool `json:"buffered,omitempty"`
@@ -177,6 +180,23 @@ func (p *Profile) StreamUs(size int64) float64 {
 	}
 	inflight := float64(max(window/chunk, 1))
 	return p.ServiceUs("read", "seq", chunk, inflight) / inflight * float64(size) / float64(chunk)
+}
+
+// WritebackUs is the wall time sequential writeback of size bytes takes
+// on this drive: the flushers queue many requests, which the block layer
+// merges up to the largest the disk takes, so the bytes go at the rate of
+// that size at the deepest queue measured. NaN if the profile lacks
+// writes.
+func (p *Profile) WritebackUs(size int64) float64 {
+	chunk := int64(1 << 20)
+	if p.MaxRequestKB > 0 {
+		chunk = int64(p.MaxRequestKB) << 10
+	}
+	deepest := 1
+	for _, pt := range p.shape("write", "seq") {
+		deepest = max(deepest, pt.InFlight())
+	}
+	return p.ServiceUs("write", "seq", chunk, float64(deepest)) / float64(deepest) * float64(size) / float64(chunk)
 }
 
 // shape is the points for an op and access. A coarse profile lacks sizes

@@ -165,7 +165,8 @@ func TestReadaheadAndWritebackOffThePath(t *testing.T) {
 // A copy whose readahead ran alongside its computation (GNU cp's
 // copy_file_range: 200 ms copying, 380 ms asleep, while 2,000 readahead
 // requests took 540 ms of drive time): on a faster drive it cannot go below
-// its computation; on a slower one it waits the difference.
+// its computation, and keeps the 40 ms the overlap does not explain (max(200,
+// 540) = 540 of the 580 recorded); on a slower one it waits the difference.
 func TestReadaheadOverlap(t *testing.T) {
 	b := NewBuilder()
 	const n = 2000
@@ -182,7 +183,7 @@ func TestReadaheadOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	near(t, "on a faster drive", res.PredictedS, 0.200)
+	near(t, "on a faster drive", res.PredictedS, 0.200+0.040)
 	res, _ = b.Predict(was, flat("slower", 3350, 1), end, nil)
 	near(t, "on a slower drive", res.PredictedS, 0.200+0.380-0.540+6.700)
 	res, _ = b.Predict(was, was, end, nil)
