@@ -103,3 +103,23 @@ func TestStreamUs(t *testing.T) {
 		t.Errorf("without readahead settings: %v, want NaN", got)
 	}
 }
+
+// Writeback goes at the largest request's rate at the deepest queue
+// measured, whatever size the recording's requests were.
+func TestWritebackUs(t *testing.T) {
+	p := &Profile{MaxRequestKB: 1024}
+	for _, d := range []int{1, 32} {
+		for _, size := range []int64{64 << 10, 1 << 20} {
+			// 500 MB/s at one in flight, 1500 MB/s at 32.
+			rate := map[int]float64{1: 500, 32: 1500}[d]
+			p.Points = append(p.Points, Point{Op: "write", Access: "seq", SizeBytes: size, Depth: d, Jobs: 1,
+				LatUs: float64(size) * float64(d) / rate})
+		}
+	}
+	if got, want := p.WritebackUs(13<<10), float64(13<<10)/1500; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("WritebackUs(13 KiB) = %v µs, want %v", got, want)
+	}
+	if got := (&Profile{}).WritebackUs(4096); !math.IsNaN(got) {
+		t.Errorf("without writes: %v, want NaN", got)
+	}
+}

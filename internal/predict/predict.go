@@ -121,6 +121,9 @@ type item struct {
 	// alongside the reader's computation. syncNs is the recording drive's
 	// time on bio-based devices, spent on the reader's CPU, not asleep.
 	fromAheadNs, toAheadNs, syncNs float64
+	// recAheadNs is the readahead's recorded time (its wall time: shared
+	// among the requests in flight together).
+	recAheadNs float64
 	// readBytes is what a buffered call read from the drive through the
 	// page cache (the reads it waited for, its readahead with them), and
 	// cpuDelta how its computation changes on the new drive (ns).
@@ -161,7 +164,7 @@ type request struct {
 func (b *Builder) driveTime(it *item, set []*request) {
 	sort.Slice(set, func(i, j int) bool { return set[i].start < set[j].start })
 	var ends endHeap
-	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs = 0, 0, 0, 0, 0
+	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs = 0, 0, 0, 0, 0, 0
 	for _, r := range set {
 		for len(ends) > 0 && ends[0] <= r.start {
 			ends.pop()
@@ -174,6 +177,7 @@ func (b *Builder) driveTime(it *item, set []*request) {
 		if r.readahead && !r.write {
 			it.fromAheadNs += from
 			it.toAheadNs += to
+			it.recAheadNs += float64(r.end-r.start) / together
 		}
 		if b.synchronous[r.dev] {
 			it.syncNs += from
@@ -638,7 +642,11 @@ func (b *Builder) rescaleByProgram(from, to *drive.Profile) {
 	// What may run alongside readahead: each thread's computation in its
 	// calls, and after a call that set readahead going, until its next (but
 	// no longer than that readahead lasts: a long idle gap is not
-	// computation).
+	// computation) — and, on an asynchronous recording drive, no more than
+	// what did run alongside it there: the readahead's recorded time its
+	// callers did not sleep through (a streaming copy computes while the
+	// next chunk comes; grep reading small files sleeps through each
+	// file's one request, so nothing of its matching overlaps).
 	last := map[uint32]*item{}
 	for i := range b.items {
 		it := &b.items[i]
@@ -647,6 +655,9 @@ func (b *Builder) rescaleByProgram(from, to *drive.Profile) {
 			continue
 		}
 		s.cpu += math.Max(0, it.len()-it.asleep-it.syncNs)
+		if it.bound {
+			s.overlap += math.Max(0, it.recAheadNs-it.asleep)
+		}
 		if prev := last[it.tid]; prev != nil && it.start > prev.end {
 			s.cpu += math.Min(float64(it.start-prev.end), math.Max(prev.fromAheadNs, prev.toAheadNs))
 		}
@@ -681,6 +692,7 @@ func (b *Builder) rescaleByProgram(from, to *drive.Profile) {
 type programTime struct {
 	asleep, whole, from, to float64
 	cpu                     float64 // computation, in and between its threads' items
+	overlap                 float64 // readahead's recorded time not slept through
 	fromAhead, toAhead      float64 // readahead's share of from and to
 	sync                    float64 // from spent on the program's CPU (bio-based devices)
 	cpuDelta                float64 // how its computation changes on the new drive
@@ -700,6 +712,9 @@ func (s *programTime) rescale(toSync bool) float64 {
 	}
 	k := math.Min(1, s.whole/s.from)
 	cpu := s.cpu
+	if s.sync == 0 {
+		cpu = math.Min(cpu, s.overlap)
+	}
 	alongside := func(ahead, cpu float64, sync bool) float64 {
 		if sync {
 			return ahead
@@ -709,7 +724,7 @@ func (s *programTime) rescale(toSync bool) float64 {
 	serial := rescale(s.asleep, s.whole, s.from-s.fromAhead, s.to-s.toAhead, k)
 	// Below zero only by the bio-based drive time that comes out of the
 	// computation.
-	return math.Max(-s.sync, serial-alongside(k*s.fromAhead, cpu, s.sync > 0)+alongside(k*s.toAhead, cpu+s.cpuDelta, toSync))
+	return math.Max(-s.sync, serial-alongside(k*s.fromAhead, cpu, s.sync > 0)+alongside(k*s.toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
 }
 
 // candidates are the requests an item may have waited for: for a call,

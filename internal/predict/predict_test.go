@@ -164,9 +164,9 @@ func TestReadaheadAndWritebackOffThePath(t *testing.T) {
 
 // A copy whose readahead ran alongside its computation (GNU cp's
 // copy_file_range: 200 ms copying, 380 ms asleep, while 2,000 readahead
-// requests took 540 ms of drive time): on a faster drive it cannot go below
-// its computation, and keeps the 40 ms the overlap does not explain (max(200,
-// 540) = 540 of the 580 recorded); on a slower one it waits the difference.
+// requests took 540 ms of drive time, 160 ms of it alongside the copying):
+// on a faster drive it cannot go below its computation; on a slower one it
+// waits the difference.
 func TestReadaheadOverlap(t *testing.T) {
 	b := NewBuilder()
 	const n = 2000
@@ -183,7 +183,7 @@ func TestReadaheadOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	near(t, "on a faster drive", res.PredictedS, 0.200+0.040)
+	near(t, "on a faster drive", res.PredictedS, 0.200)
 	res, _ = b.Predict(was, flat("slower", 3350, 1), end, nil)
 	near(t, "on a slower drive", res.PredictedS, 0.200+0.380-0.540+6.700)
 	res, _ = b.Predict(was, was, end, nil)
@@ -328,4 +328,96 @@ func TestCacheReadCPU(t *testing.T) {
 	// Unmeasured on either side: the computation stays.
 	res, _ = b.Predict(flat("slow", 14000, 1), fast, end, nil)
 	near(t, "without the recording drive's figure", res.PredictedS, 1.05)
+}
+
+// A profile a little above or a little below the recorded stretch gives
+// nearly the same answer: the share of the profile that fits is taken
+// continuously (a hard switch from "subtract" to "scale" once flipped a
+// copy's prediction by 3×).
+func TestContinuousWhereTheProfileMeetsTheStretch(t *testing.T) {
+	b := NewBuilder()
+	// One 100 ms read, 30 ms of it asleep, over ten 4 KiB requests one
+	// after another.
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: 100_000 * us, Size: 40960, Bytes: 40960,
+		Pid: 4, Tid: 4, Flags: event.FlagBlocked, Blocked: 30_000 * us})
+	for i := range int64(10) {
+		at := i * 10_000 * us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 3000*us, Size: 4096, Bytes: 4096,
+			Offset: (i * 7919 % 1000) << 20, Pid: 4})
+	}
+	below, _ := b.Predict(flat("below", 9_900, 1), flat("slow", 100_000, 1), 100_000*us, nil)
+	above, _ := b.Predict(flat("above", 10_100, 1), flat("slow", 100_000, 1), 100_000*us, nil)
+	if below.PredictedS < 0.95 || math.Abs(above.PredictedS/below.PredictedS-1) > 0.02 {
+		t.Errorf("profile 1%% below the stretch: %v s, 1%% above: %v s", below.PredictedS, above.PredictedS)
+	}
+}
+
+// A recording on a bio-based drive (zram) never slept: the drive served
+// its readahead on the reader's CPU. That time comes out of its
+// computation; on an asynchronous drive the readahead runs alongside the
+// rest (the longer of the two), on another bio-based one it adds up.
+func TestBioBasedRecording(t *testing.T) {
+	b := NewBuilder()
+	dev := event.Dev{Major: 252}
+	b.SetSynchronous([]event.Dev{dev})
+	// A 130 ms copy, asleep 0, over 10 readahead requests of 7 ms each.
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: 130_000 * us, Size: 10 << 20, Bytes: 10 << 20,
+		Dev: dev, Pid: 6, Tid: 6, Flags: event.FlagBlocked})
+	for i := range int64(10) {
+		at := 1000*us + i*12_000*us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 7000*us, Size: 1 << 20, Bytes: 1 << 20,
+			Offset: i << 20, Dev: dev, Pid: 6, Flags: event.FlagReadahead})
+	}
+	zram := flat("zram", 7000, 1)
+	zram.Synchronous = true
+	res, err := b.Predict(zram, zram, 130_000*us, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "on the recording drive", res.PredictedS, 0.130)
+	// 60 ms of computation beside 100 ms of readahead: 100 ms.
+	res, _ = b.Predict(zram, flat("disk", 10_000, 1), 130_000*us, nil)
+	near(t, "on an asynchronous drive", res.PredictedS, 0.100)
+	// Beside 30 ms of readahead: the computation, 60 ms.
+	res, _ = b.Predict(zram, flat("fast disk", 3000, 1), 130_000*us, nil)
+	near(t, "on a fast asynchronous drive", res.PredictedS, 0.060)
+	// On another bio-based drive, 60 + 10 × 3.5 ms.
+	ram := flat("ram", 3500, 1)
+	ram.Synchronous = true
+	res, _ = b.Predict(zram, ram, 130_000*us, nil)
+	near(t, "on another bio-based drive", res.PredictedS, 0.095)
+}
+
+// Writeback that the block layer merges: many small sequential requests
+// of a bio-based recording drive go to another drive at its merged
+// requests' rate, not one by one.
+func TestWritebackMerges(t *testing.T) {
+	b := NewBuilder()
+	// sync sleeps 200 ms while the flusher writes 1,000 requests of 16 KiB
+	// one after another.
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallWait, Start: 0, End: 200_000 * us,
+		Pid: 8, Tid: 8, Flags: event.FlagBlocked, Blocked: 200_000 * us})
+	for i := range int64(1000) {
+		at := i * 200 * us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at, End: at + 190*us, Size: 16 << 10, Bytes: 16 << 10,
+			Offset: i * 16 << 10, Pid: 30, Comm: "kworker/u8:1", Flags: event.FlagKernel})
+	}
+	b.comms[8] = "sync"
+	disk := flat("disk", 0, 1)
+	disk.Points = nil
+	for _, d := range []int{1, 32} {
+		// 16 KiB writes at 100 µs (164 MB/s), 1 MiB at 32 in flight at
+		// 1,000 MB/s.
+		disk.Points = append(disk.Points,
+			drive.Point{Op: "write", Access: "seq", SizeBytes: 16 << 10, Depth: d, Jobs: 1, LatUs: 100 * float64(d)},
+			drive.Point{Op: "write", Access: "seq", SizeBytes: 1 << 20, Depth: d, Jobs: 1, LatUs: float64(d) * (1 << 20) / 1000})
+	}
+	disk.MaxRequestKB = 1024
+	res, err := b.Predict(nil, disk, 200_000*us, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 16 MB at 1,000 MB/s: 16.4 ms, for the 190 ms the recording's
+	// requests took (the 10 ms sync was not waiting for them stays).
+	near(t, "predicted", res.PredictedS, round(0.200-0.190+1000*16384/1e9))
 }
