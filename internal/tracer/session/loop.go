@@ -139,6 +139,7 @@ type loop struct {
 	stopTimer <-chan time.Time
 	marks     int // flush marks still awaited before the tracer is stopped
 	degraded  bool
+	lastTick  time.Duration // since ready, at the last tick
 	markTimer <-chan time.Time
 	// markEvents is the event count when the mark timer was last armed:
 	// a tracer still delivering its backlog is given more time.
@@ -292,7 +293,8 @@ func (l *loop) onTick() {
 	if l.st.ready && !l.stopping {
 		l.poll()
 		notice = l.maybeDegrade()
-		l.st.tickNewest, l.st.tickAny = 0, false
+		l.st.tickOldest, l.st.tickAny = 0, false
+		l.lastTick = time.Since(l.st.readyAt)
 		if reason := l.st.targetGone(); reason != "" {
 			l.stop(reason)
 		}
@@ -317,10 +319,13 @@ func (l *loop) maybeDegrade() string {
 	// Some lost events are counted and said at the end; a tracer losing
 	// more than one event in ten is not keeping up, and both layers would
 	// be left with holes. One whose events come in well after they
-	// completed (each is written at its completion) is falling behind: its
-	// buffers overflow next, and it learns of it too late to act.
+	// completed is falling behind — the oldest, as one CPU's buffer can lag
+	// while another's keeps up: its buffers overflow next, and it learns of
+	// it too late to act.
 	lost := l.st.res.AllLost()
-	lag := since - time.Duration(l.st.tickNewest)
+	// Each event is written at its completion: one that completed before
+	// the last tick and comes in only now was held back that long.
+	lag := l.lastTick - time.Duration(l.st.tickOldest)
 	var why string
 	switch {
 	case lost > 0 && lost*10 >= l.st.res.Events+lost:

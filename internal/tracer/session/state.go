@@ -26,10 +26,10 @@ type state struct {
 	readyAt time.Time
 	marks   map[int64]bool // CPUs whose flush mark has been read
 	command int            // the pid (and process group) of the command ioshape started
-	// The newest completion among the events read since the last tick
-	// (ns from base), and whether there were any: how far behind the
-	// tracer's output is.
-	tickNewest int64
+	// The oldest completion among the events read since the last tick (ns
+	// from base), and whether there were any: how far behind the tracer's
+	// slowest output (a CPU's buffer) is.
+	tickOldest int64
 	tickAny    bool
 }
 
@@ -67,7 +67,9 @@ func (st *state) consume(batch []parse.Record) (ready *int64, err error) {
 				e.Dispatch -= st.base
 			}
 			st.devs[e.Dev] = true
-			st.tickNewest, st.tickAny = max(st.tickNewest, e.End), true
+			if !st.tickAny || e.End < st.tickOldest {
+				st.tickOldest, st.tickAny = e.End, true
+			}
 			st.res.Events++
 			st.bytes += e.Bytes
 			if e.Flags&event.FlagKernel == 0 { // the target's own I/O, not the system's writeback
