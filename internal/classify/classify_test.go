@@ -253,3 +253,38 @@ func TestVerdictAndActors(t *testing.T) {
 		t.Errorf("actors %+v", res.Actors)
 	}
 }
+
+// A verified pattern wins a near-tie for first against an inferred one,
+// and only a near-tie: a sequential 1 MiB QD1 write with 26 % idle time
+// (fio under bpftrace) is CrystalDiskMark's SEQ1M Q1T1, not Stibium's
+// guessed whole-file writes; with Stibium's gaps clearly there, it is
+// Stibium's.
+func TestVerifiedWinsNearTies(t *testing.T) {
+	exp, err := ExpectedShapes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Shape{Layer: "syscall", BlockSizeBytes: 1 << 20, QueueDepth: 1, SequentialFraction: 0.98, ReadFraction: 0, IdleFraction: 0.263, Access: "sequential"}
+	m := Rank(s, exp)
+	if m[0].Family != "seq1m-q1" || !m[0].Verified {
+		t.Errorf("best %s (%s, %.3f), then %s (%.3f)", m[0].ID, m[0].Family, m[0].Score, m[1].ID, m[1].Score)
+	}
+	var stibium float64
+	for _, x := range m {
+		if x.ID == "stibium-whole-file-write" {
+			stibium = x.Score
+		}
+	}
+	if !(stibium > m[0].Score && stibium-m[0].Score < verifiedEdge) {
+		t.Errorf("not a near-tie: Stibium %.3f, %s %.3f", stibium, m[0].ID, m[0].Score)
+	}
+	for i := 1; i < len(m); i++ {
+		if m[i].Score > m[i-1].Score && i > 1 {
+			t.Fatalf("below the first, not by score: %s %.3f after %s %.3f", m[i].ID, m[i].Score, m[i-1].ID, m[i-1].Score)
+		}
+	}
+	s.IdleFraction = 0.5
+	if m := Rank(s, exp); m[0].Family != "stibium-whole-file" {
+		t.Errorf("with the gaps clearly there: best %s (%.3f)", m[0].ID, m[0].Score)
+	}
+}

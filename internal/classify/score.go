@@ -95,8 +95,26 @@ func Rank(t Shape, patterns []Expected) []Match {
 		out = append(out, Match{ID: p.ID, Name: p.Name, Family: p.Family, Kind: p.Kind, Verified: p.Verified, Score: score, Dimensions: d})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	// A pattern whose parameters are measured (verified) wins a near-tie
+	// for first against one whose are inferred: an unverified pattern must
+	// fit clearly better to be named (a QD1 1 MiB write with some idle
+	// time otherwise flips between CrystalDiskMark's SEQ1M Q1T1 and
+	// Stibium's guessed whole-file writes on the run's noise).
+	if len(out) > 1 && !out[0].Verified {
+		for i := 1; i < len(out) && out[0].Score-out[i].Score < verifiedEdge; i++ {
+			if out[i].Verified {
+				first := out[i]
+				copy(out[1:i+1], out[:i])
+				out[0] = first
+				break
+			}
+		}
+	}
 	return out
 }
+
+// verifiedEdge is the near-tie a verified pattern wins.
+const verifiedEdge = 0.02
 
 func sizeText(b int64) string {
 	switch {
