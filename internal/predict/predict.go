@@ -119,8 +119,10 @@ type item struct {
 	newLen               float64 // predicted length, ns
 	// The readahead's share of fromNs and toNs: drive time that may run
 	// alongside the reader's computation. syncNs is the recording drive's
-	// time on bio-based devices, spent on the reader's CPU, not asleep.
+	// time on bio-based devices for the caller's own requests, spent on
+	// its CPU, not asleep.
 	fromAheadNs, toAheadNs, syncNs float64
+	aheadSync                      bool // some of the readahead was on a bio-based device
 	// recAheadNs is the readahead's recorded time (its wall time: shared
 	// among the requests in flight together).
 	recAheadNs float64
@@ -164,7 +166,7 @@ type request struct {
 func (b *Builder) driveTime(it *item, set []*request) {
 	sort.Slice(set, func(i, j int) bool { return set[i].start < set[j].start })
 	var ends endHeap
-	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs = 0, 0, 0, 0, 0, 0
+	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs, it.aheadSync = 0, 0, 0, 0, 0, 0, false
 	for _, r := range set {
 		for len(ends) > 0 && ends[0] <= r.start {
 			ends.pop()
@@ -178,9 +180,10 @@ func (b *Builder) driveTime(it *item, set []*request) {
 			it.fromAheadNs += from
 			it.toAheadNs += to
 			it.recAheadNs += float64(r.end-r.start) / together
+			it.aheadSync = it.aheadSync || b.synchronous[r.dev]
 		}
-		if b.synchronous[r.dev] {
-			it.syncNs += from
+		if b.synchronous[r.dev] && r.pid == it.pid && !r.kernel {
+			it.syncNs += from // served on this caller's CPU (a flusher's are its own)
 		}
 	}
 }
@@ -597,7 +600,7 @@ func (b *Builder) cacheReadCPU(from, to *drive.Profile) {
 func faultItem(r *request) item {
 	l := float64(r.end - r.start)
 	return item{start: r.start, end: r.end, pid: r.pid, tid: r.tid, kind: kindRequest, blocked: -1,
-		bound: true, asleep: l, fromNs: r.fromUs * 1e3, toNs: r.toUs * 1e3}
+		bound: true, asleep: l, fromNs: r.fromUs * 1e3, toNs: r.toUs * 1e3, newLen: l}
 }
 
 // rescaleByProgram takes each program's waiting to the new drive as one:
@@ -632,6 +635,7 @@ func (b *Builder) rescaleByProgram(from, to *drive.Profile) {
 		s.fromAhead += it.fromAheadNs
 		s.toAhead += it.toAheadNs
 		s.sync += it.syncNs
+		s.aheadSync = s.aheadSync || it.aheadSync
 		s.cpuDelta += it.cpuDelta
 	}
 	for pid, sp := range spans {
@@ -664,11 +668,12 @@ func (b *Builder) rescaleByProgram(from, to *drive.Profile) {
 		last[it.tid] = it
 	}
 	// On the recording drive, its own nature; elsewhere the profile's.
-	toSync := to.Synchronous
-	if from != nil && from.Name == to.Name {
-		toSync = len(b.synchronous) > 0
-	}
+	same := from != nil && from.Name == to.Name
 	for _, s := range byProgram {
+		toSync := to.Synchronous
+		if same {
+			toSync = s.aheadSync
+		}
 		s.newAsleep = s.rescale(toSync)
 	}
 	for i := range b.items {
@@ -695,6 +700,7 @@ type programTime struct {
 	overlap                 float64 // readahead's recorded time not slept through
 	fromAhead, toAhead      float64 // readahead's share of from and to
 	sync                    float64 // from spent on the program's CPU (bio-based devices)
+	aheadSync               bool    // its readahead was on a bio-based device
 	cpuDelta                float64 // how its computation changes on the new drive
 	newAsleep               float64
 }
@@ -712,7 +718,7 @@ func (s *programTime) rescale(toSync bool) float64 {
 	}
 	k := math.Min(1, s.whole/s.from)
 	cpu := s.cpu
-	if s.sync == 0 {
+	if !s.aheadSync {
 		cpu = math.Min(cpu, s.overlap)
 	}
 	alongside := func(ahead, cpu float64, sync bool) float64 {
@@ -724,7 +730,7 @@ func (s *programTime) rescale(toSync bool) float64 {
 	serial := rescale(s.asleep, s.whole, s.from-s.fromAhead, s.to-s.toAhead, k)
 	// Below zero only by the bio-based drive time that comes out of the
 	// computation.
-	return math.Max(-s.sync, serial-alongside(k*s.fromAhead, cpu, s.sync > 0)+alongside(k*s.toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
+	return math.Max(-s.sync, serial-alongside(k*s.fromAhead, cpu, s.aheadSync)+alongside(k*s.toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
 }
 
 // candidates are the requests an item may have waited for: for a call,

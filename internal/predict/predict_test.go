@@ -242,6 +242,30 @@ func TestSynchronousDriveAndPageFaults(t *testing.T) {
 	near(t, "predicted", res.PredictedS, (300+920+230)*1e-6)
 }
 
+// A program whose only waiting is page faults keeps them on the drive it
+// was recorded on (a fault's predicted length once started from zero).
+func TestPageFaultsOnTheRecordingDrive(t *testing.T) {
+	b := NewBuilder()
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: 100 * us, Size: 4096, Bytes: 4096, Pid: 4, Tid: 4, Comm: "app",
+		Flags: event.FlagBlocked, Blocked: 80 * us})
+	b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: 10 * us, End: 90 * us, Size: 4096, Bytes: 4096, Pid: 4, Tid: 4, Comm: "app"})
+	for i := range int64(10) {
+		at := 200*us + i*200*us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 100*us, Size: 4096, Bytes: 4096,
+			Offset: (i * 7919 % 1000) << 20, Pid: 5, Tid: 5, Comm: "faulter"})
+	}
+	for _, d := range []*drive.Profile{flat("disk", 100, 1), flat("other", 50, 1)} {
+		res, err := b.Predict(d, d, 2200*us, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "on the recording drive", res.PredictedS, 2200e-6)
+		for _, p := range res.Processes {
+			near(t, p.Comm+" on the recording drive", p.PredictedS, p.RecordedS)
+		}
+	}
+}
+
 // Phases split the prediction; the naive headline is bytes at SEQ1M Q8T1.
 func TestPhasesAndHeadline(t *testing.T) {
 	b := NewBuilder()
