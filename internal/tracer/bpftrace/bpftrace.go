@@ -66,9 +66,10 @@ func (s *Session) Run(ctx context.Context, sink session.Sink) (session.Result, e
 	plan := session.Plan{
 		Name: "bpftrace", Remedy: "raise --perf-pages", Seeds: s.seeds,
 		// Detaching some fifty probes takes bpftrace 0.17 3–4 s on an idle
-		// 2-core VM; its final counters (requests left in flight, stale
-		// entries) come after that.
-		StopGrace: 30 * time.Second,
+		// 2-core VM, and over 30 s was seen under load; its final counters
+		// (requests left in flight, stale entries) come after that, and a
+		// kill loses them.
+		StopGrace: 60 * time.Second,
 		Start:     func(int) (session.Tracer, error) { return s.start() },
 	}
 	return session.Run(ctx, s.cfg, plan, sink)
