@@ -9,7 +9,7 @@
 # from, to, predicted, measured, error, headline error) and a summary, and
 # removes everything it set up.
 #
-#   sudo bash scripts/validate-predict.sh           # all of it, about 15 minutes
+#   sudo bash scripts/validate-predict.sh           # all of it, about 10 minutes
 #   sudo QUICK=1 bash scripts/validate-predict.sh   # two workloads, zram and throttled
 #   KEEP_STORE=1 keeps the store (traces, drive profiles) to look into
 #   REPEAT=N records each workload N times on each drive (default 3; QUICK: 1):

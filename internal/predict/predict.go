@@ -126,8 +126,8 @@ type item struct {
 	// recAheadNs is the readahead's recorded time (its wall time: shared
 	// among the requests in flight together).
 	recAheadNs float64
-	// readBytes is what a buffered call read from the drive through the
-	// page cache (the reads it waited for, its readahead with them), and
+	// readBytes is what it read from the drive (the reads it waited for,
+	// readahead with them: through the page cache, for a buffered call), and
 	// cpuDelta how its computation changes on the new drive (ns).
 	readBytes int64
 	cpuDelta  float64
@@ -167,6 +167,7 @@ func (b *Builder) driveTime(it *item, set []*request) {
 	sort.Slice(set, func(i, j int) bool { return set[i].start < set[j].start })
 	var ends endHeap
 	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs, it.aheadSync = 0, 0, 0, 0, 0, 0, false
+	it.readBytes = 0
 	for _, r := range set {
 		for len(ends) > 0 && ends[0] <= r.start {
 			ends.pop()
@@ -176,6 +177,9 @@ func (b *Builder) driveTime(it *item, set []*request) {
 		from, to := r.fromUs*1e3/sharedAmong(r.fromShared, together), r.toUs*1e3/sharedAmong(r.toShared, together)
 		it.fromNs += from
 		it.toNs += to
+		if !r.write {
+			it.readBytes += r.size
+		}
 		if r.readahead && !r.write {
 			it.fromAheadNs += from
 			it.toAheadNs += to
@@ -193,27 +197,6 @@ func sharedAmong(shared bool, together float64) float64 {
 		return 1
 	}
 	return together
-}
-
-// rescale is the time a stretch of length whole spent waiting for the
-// drive (asleep), taken to a drive whose time for the same requests is to
-// instead of from. When the recording drive's time fits in the stretch,
-// what it does not explain stays (asleep − from + to: a lock, a flush, the
-// part of the drive time that ran alongside computation and was never
-// waited for). When the stretch was shorter than the profile says (a
-// burst a throttle let through, the drive's own cache, readahead running
-// alongside the copy), both drives' times are taken at the share k that
-// fits (whole ÷ the profile's time), so the new wait is the new drive's
-// share less the computation it ran alongside — not the recorded wait
-// times the drives' ratio, which would have a recording that hardly waited
-// predict hardly waiting on any drive. The two agree where the profile's
-// time is whole, so a profile a little off does not flip the answer. On the
-// recording drive (to = from) it is the time recorded.
-func rescale(asleep, whole, from, to, k float64) float64 {
-	if from <= 0 && to <= 0 {
-		return asleep
-	}
-	return asleep - k*from + k*to
 }
 
 // Builder collects a trace's events; Predict computes from them.
@@ -468,7 +451,7 @@ func serviceOr(d *drive.Profile, write bool, access string, size int64, inflight
 // length, and adds the page faults.
 func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
 	for i := range b.items {
-		b.items[i].newLen, b.items[i].readBytes = b.items[i].len(), 0
+		b.items[i].newLen = b.items[i].len()
 	}
 	if !hasCalls {
 		for i := range b.reqs {
@@ -541,13 +524,6 @@ func (b *Builder) waitedFor(from, to *drive.Profile, hasCalls bool) {
 		if it.blocked >= 0 {
 			it.asleep = float64(min(it.blocked, it.end-it.start))
 		}
-		if it.kind == kindCall {
-			for _, r := range set {
-				if !r.write {
-					it.readBytes += r.size
-				}
-			}
-		}
 	}
 	// Page faults: a process's own reads outside its calls and waits, not
 	// readahead (the fault goes on without it) unless the device serves it
@@ -587,7 +563,7 @@ func (b *Builder) cacheReadCPU(from, to *drive.Profile) {
 	for i := range b.items {
 		it := &b.items[i]
 		cpu := it.len() - it.asleep - it.syncNs
-		if !it.bound || it.readBytes == 0 || cpu <= 0 {
+		if !it.bound || it.kind != kindCall || it.readBytes == 0 || cpu <= 0 {
 			continue
 		}
 		n := float64(it.readBytes)
@@ -705,13 +681,23 @@ type programTime struct {
 	newAsleep               float64
 }
 
-// rescale is the program's time asleep for the drive, taken to the new one.
-// The readahead in it may run alongside the program's computation on an
-// asynchronous drive (never on a bio-based one, which serves it on the
-// reader's CPU): its drive time is waited for only where it exceeds that
-// computation — a roofline — while the rest of the drive time adds up
-// (rescale). A bio-based recording drive's time was computation, not sleep,
-// and comes out of the computation. toSync: the new drive is bio-based.
+// rescale is the program's time asleep for the drive (asleep), taken to a
+// drive whose time for the same requests is to instead of from. When the
+// recording drive's time fits in the program's stretch (whole), what it
+// does not explain stays (asleep − from + to: a lock, a flush, a journal
+// commit). When the stretch was shorter than the profile says (a burst a
+// throttle let through, the drive's own cache, readahead running alongside
+// the copy), both drives' times are taken at the share k that fits (whole ÷
+// from) — not the recorded wait times the drives' ratio, which would have a
+// recording that hardly waited predict hardly waiting on any drive; the two
+// agree where from = whole, so a profile a little off does not flip the
+// answer. The readahead in it may run alongside the program's computation
+// on an asynchronous drive (never on a bio-based one, which serves it on
+// the reader's CPU): its drive time is waited for only where it exceeds
+// that computation — a roofline. A bio-based recording drive's time was
+// computation, not sleep, and comes out of the computation. toSync: the
+// new drive is bio-based. On the recording drive (to = from) it is the
+// time recorded.
 func (s *programTime) rescale(toSync bool) float64 {
 	if s.from <= 0 {
 		return s.asleep + s.to
@@ -727,7 +713,7 @@ func (s *programTime) rescale(toSync bool) float64 {
 		}
 		return math.Max(0, ahead-cpu)
 	}
-	serial := rescale(s.asleep, s.whole, s.from-s.fromAhead, s.to-s.toAhead, k)
+	serial := s.asleep - k*(s.from-s.fromAhead) + k*(s.to-s.toAhead)
 	// Below zero only by the bio-based drive time that comes out of the
 	// computation.
 	return math.Max(-s.sync, serial-alongside(k*s.fromAhead, cpu, s.aheadSync)+alongside(k*s.toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
