@@ -7,54 +7,21 @@ import (
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
-// Decoding a trace costs about half as much as profiling it, so the two
-// run on different cores: one goroutine decodes events into batches while
-// the caller's function takes the previous ones. The order is the file's,
-// so results are those of a single goroutine.
-const (
-	decodeBatch    = 2048 // events per batch
-	batchesInUse   = 4    // batches decoded ahead of, or being taken by, fn
-	stopCheckEvery = 16   // batches between looks at the context
-)
+// stopCheckEvery is how many chunks (of up to 65,536 events) go by between
+// looks at the context.
+const stopCheckEvery = 4
 
 // decodeAhead calls fn for each event r holds, in order, until fn fails or
-// ctx is cancelled. r is not to be used until it returns.
+// ctx is cancelled. The reader decodes the chunks on other goroutines, one
+// per core, a few chunks ahead of fn: the order is the file's, so results
+// are those of a single goroutine.
 func decodeAhead(ctx context.Context, r *tracefile.Reader, fn func(*event.Event) error) error {
-	full := make(chan []event.Event, batchesInUse)
-	free := make(chan []event.Event, batchesInUse)
-	for range batchesInUse {
-		free <- make([]event.Event, 0, decodeBatch)
-	}
-	quit := make(chan struct{})
-	go func() {
-		defer close(full)
-		for {
-			var b []event.Event
-			select {
-			case b = <-free:
-			case <-quit:
-				return
-			}
-			b = b[:0]
-			for len(b) < decodeBatch && r.Next() {
-				b = append(b, *r.Event())
-			}
-			if len(b) == 0 {
-				return
-			}
-			full <- b
+	for n := 1; ; n++ {
+		b := r.NextBatch()
+		if b == nil {
+			break
 		}
-	}()
-	// On an early return the decoder is told to stop, and waited for: r is
-	// the caller's again once it has.
-	defer func() {
-		close(quit)
-		for range full {
-		}
-	}()
-	n := 0
-	for b := range full {
-		if n++; n%stopCheckEvery == 0 && ctx.Err() != nil {
+		if n%stopCheckEvery == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		for i := range b {
@@ -62,7 +29,6 @@ func decodeAhead(ctx context.Context, r *tracefile.Reader, fn func(*event.Event)
 				return err
 			}
 		}
-		free <- b
 	}
 	return ctx.Err()
 }

@@ -9,6 +9,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
@@ -36,58 +38,122 @@ type Reader struct {
 	size       int64
 	read       atomic.Int64 // bytes consumed, for progress from another goroutine
 	cut        int64        // bytes left out at the end (see Cut)
-	// The next chunks are read and decompressed on another goroutine
-	// while this one decodes the current: two cores for one trace, the
-	// events in the same order.
-	ahead    chan chunkResult
-	free     chan []byte // decompression buffers the decoder is done with
+	// The next chunks are read on another goroutine, and decompressed
+	// (and, for NextBatch, decoded) on as many as there are cores, while
+	// this one takes the current: the events come in the same order.
+	ahead    chan *chunkJob // read chunks, in file order
+	work     chan *chunkJob // read chunks to decompress, in any order
+	jobs     chan *chunkJob // free jobs: how many chunks may be in hand at once
 	quit     chan struct{}
-	finished chan struct{}
-	holding  []byte // the buffer of the chunk being decoded
+	finished sync.WaitGroup
+	holding  *chunkJob // the chunk being taken
+	batch    bool      // NextBatch: workers decode the events too
 	// onSummary takes a summary trace's rows (OnSummary).
 	onSummary func(*event.Summary)
 }
 
-// chunkResult is one chunk read ahead.
-type chunkResult struct {
-	kind  byte
-	raw   []byte
-	err   error
-	off   int64 // the position after it (before it, on an error)
-	atEOF bool  // on an error: nothing follows in the file
+// chunkJob is one chunk read ahead: read and checked in file order, then
+// decompressed (and decoded) by a worker; done is closed when it is ready.
+type chunkJob struct {
+	kind   byte
+	rawLen uint32
+	comp   []byte
+	raw    []byte
+	events []event.Event // NextBatch: the chunk's events
+	dec    decoder
+	err    error // reading, checking or decompressing it
+	badAt  bool  // NextBatch: the events after these are malformed
+	start  int64 // the position before it
+	off    int64 // the position after it
+	atEOF  bool  // on a read error: nothing follows in the file
+	done   chan struct{}
 }
 
+// chunksInHand bounds the chunks read ahead, being worked on or taken:
+// memory stays that of a few chunks whatever the trace's length.
+func chunksInHand(workers int) int { return workers + 1 }
+
 // readAhead reads chunks until the footer, the end or an error, handing
-// them to Next; it stops early when Close asks.
+// them to the workers and, in order, to Next; it stops early when Close
+// asks.
 func (r *Reader) readAhead(off int64) {
-	defer close(r.finished)
+	defer r.finished.Done()
+	defer close(r.work)
 	defer close(r.ahead)
-	var comp []byte
 	for {
-		var buf []byte
+		var j *chunkJob
 		select {
-		case buf = <-r.free:
+		case j = <-r.jobs:
 		case <-r.quit:
 			return
 		}
-		kind, raw, err := readChunk(r.br, r.zdec, &comp, &buf)
-		res := chunkResult{kind: kind, raw: raw, err: err, off: off}
-		if err == nil {
-			off += frameLen + int64(len(comp))
+		j.done = make(chan struct{})
+		j.kind, j.rawLen, j.err = readFrame(r.br, &j.comp)
+		j.start, j.off, j.atEOF = off, off, false
+		if j.err == nil {
+			off += frameLen + int64(len(j.comp))
 			r.read.Store(off)
-			res.off = off
+			j.off = off
+			r.work <- j // never blocks: it holds as many as there are jobs
 		} else {
-			res.atEOF = r.atEOF()
+			j.atEOF = r.atEOF()
+			close(j.done)
 		}
 		select {
-		case r.ahead <- res:
+		case r.ahead <- j:
 		case <-r.quit:
 			return
 		}
-		if err != nil || kind == kindFooter {
+		if j.err != nil || j.kind == kindFooter {
 			return
 		}
 	}
+}
+
+// decompress is a worker: it decompresses chunks, and decodes event
+// chunks' events for NextBatch.
+func (r *Reader) decompress() {
+	defer r.finished.Done()
+	zdec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunk))
+	if err != nil {
+		for j := range r.work {
+			j.err = err
+			close(j.done)
+		}
+		return
+	}
+	defer zdec.Close()
+	for j := range r.work {
+		j.raw, j.err = inflate(zdec, j.comp, j.rawLen, j.raw)
+		if j.err == nil && r.batch && j.kind == kindEvents {
+			j.decodeEvents()
+		}
+		close(j.done)
+	}
+}
+
+// decodeEvents decodes an event chunk whole; on malformed events it keeps
+// those before them and sets badAt.
+func (j *chunkJob) decodeEvents() {
+	j.events, j.badAt = j.events[:0], false
+	if err := j.dec.init(j.raw); err != nil {
+		j.badAt = true
+		return
+	}
+	// Every event takes at least 14 bytes: a count the chunk cannot hold
+	// is not allocated for.
+	n := int(min(j.dec.left, uint64(len(j.dec.buf)/14+1)))
+	if cap(j.events) < n {
+		j.events = make([]event.Event, 0, n)
+	}
+	for {
+		j.events = append(j.events, event.Event{})
+		if !j.dec.next(&j.events[len(j.events)-1]) {
+			j.events = j.events[:len(j.events)-1]
+			break
+		}
+	}
+	j.badAt = j.dec.err != nil
 }
 
 // Open opens a trace and reads its header and, when the recording
@@ -204,49 +270,69 @@ func (r *Reader) chunk() (byte, []byte, error) {
 }
 
 func readChunk(br *bufio.Reader, zdec *zstd.Decoder, compBuf, rawBuf *[]byte) (byte, []byte, error) {
-	var fr [frameLen]byte
-	if _, err := io.ReadFull(br, fr[:]); err != nil {
-		if err == io.EOF {
-			return 0, nil, io.EOF
-		}
-		return 0, nil, errTruncated
-	}
-	if fr[0] != frameMagic {
-		if string(fr[:8]) == trailerMagic {
-			return 0, nil, io.EOF
-		}
-		return 0, nil, errors.New("corrupt trace: bad chunk frame")
-	}
-	rawLen := binary.LittleEndian.Uint32(fr[4:])
-	compLen := binary.LittleEndian.Uint32(fr[8:])
-	if rawLen > maxChunk || compLen > maxChunk {
-		return 0, nil, errors.New("corrupt trace: chunk length out of range")
-	}
 	var comp []byte
 	if compBuf != nil {
-		comp = growTo(*compBuf, int(compLen))
+		comp = *compBuf
+	}
+	kind, rawLen, err := readFrame(br, &comp)
+	if compBuf != nil {
 		*compBuf = comp
-	} else {
-		comp = make([]byte, compLen)
 	}
-	if _, err := io.ReadFull(br, comp); err != nil {
-		return 0, nil, errTruncated
-	}
-	if crc32.Checksum(comp, crcTable) != binary.LittleEndian.Uint32(fr[12:]) {
-		return 0, nil, errChecksum
+	if err != nil {
+		return 0, nil, err
 	}
 	var dst []byte
 	if rawBuf != nil {
-		dst = (*rawBuf)[:0]
+		dst = *rawBuf
 	}
-	raw, err := zdec.DecodeAll(comp, dst)
-	if err != nil || len(raw) != int(rawLen) {
-		return 0, nil, errors.New("corrupt trace: chunk does not decompress")
+	raw, err := inflate(zdec, comp, rawLen, dst)
+	if err != nil {
+		return 0, nil, err
 	}
 	if rawBuf != nil {
 		*rawBuf = raw
 	}
-	return fr[1], raw, nil
+	return kind, raw, nil
+}
+
+// readFrame reads a chunk's frame and compressed body into *comp, and
+// checks it; it returns the chunk's kind and decompressed length.
+func readFrame(br *bufio.Reader, comp *[]byte) (byte, uint32, error) {
+	var fr [frameLen]byte
+	if _, err := io.ReadFull(br, fr[:]); err != nil {
+		if err == io.EOF {
+			return 0, 0, io.EOF
+		}
+		return 0, 0, errTruncated
+	}
+	if fr[0] != frameMagic {
+		if string(fr[:8]) == trailerMagic {
+			return 0, 0, io.EOF
+		}
+		return 0, 0, errors.New("corrupt trace: bad chunk frame")
+	}
+	rawLen := binary.LittleEndian.Uint32(fr[4:])
+	compLen := binary.LittleEndian.Uint32(fr[8:])
+	if rawLen > maxChunk || compLen > maxChunk {
+		return 0, 0, errors.New("corrupt trace: chunk length out of range")
+	}
+	*comp = growTo(*comp, int(compLen))
+	if _, err := io.ReadFull(br, *comp); err != nil {
+		return 0, 0, errTruncated
+	}
+	if crc32.Checksum(*comp, crcTable) != binary.LittleEndian.Uint32(fr[12:]) {
+		return 0, 0, errChecksum
+	}
+	return fr[1], rawLen, nil
+}
+
+// inflate decompresses a chunk's body into dst's storage.
+func inflate(zdec *zstd.Decoder, comp []byte, rawLen uint32, dst []byte) ([]byte, error) {
+	raw, err := zdec.DecodeAll(comp, dst[:0])
+	if err != nil || len(raw) != int(rawLen) {
+		return dst, errors.New("corrupt trace: chunk does not decompress")
+	}
+	return raw, nil
 }
 
 var errChecksum = errors.New("corrupt trace: chunk checksum mismatch")
@@ -294,65 +380,118 @@ func (r *Reader) Next() bool {
 			r.err = fmt.Errorf("%s: corrupt trace: malformed events near byte %d", r.name, r.off)
 			return false
 		}
-		if r.done || r.err != nil {
+		j := r.advance(false)
+		if j == nil {
 			return false
 		}
-		if r.ahead == nil {
-			r.ahead, r.free = make(chan chunkResult, 2), make(chan []byte, 3)
-			r.quit, r.finished = make(chan struct{}), make(chan struct{})
-			for range 3 {
-				r.free <- nil
-			}
-			go r.readAhead(r.off)
-		}
-		if r.holding != nil {
-			r.free <- r.holding // done with it: the reader may fill it again
-			r.holding = nil
-		}
-		res, ok := <-r.ahead
-		if !ok {
-			r.done = true
-			return false
-		}
-		kind, raw, err := res.kind, res.raw, res.err
-		r.holding = raw
-		atEOF := res.atEOF
-		r.off = res.off
-		switch {
-		case err == io.EOF:
-			r.done = true
-			r.incomplete = r.meta.Footer == nil
-			return false
-		case err == errTruncated || (err == errChecksum && r.meta.Footer == nil && atEOF):
-			// A crash cut the last chunk: everything before it stands.
-			r.done, r.incomplete = true, true
-			return false
-		case err != nil && r.meta.Footer == nil:
-			// An unfinished recording whose tail is not a chunk (zeros, as
-			// a power cut leaves them): read up to the last valid chunk, and
-			// say what was cut.
-			r.done, r.incomplete = true, true
-			r.cut = r.size - r.off
-			return false
-		case err != nil:
-			r.err = fmt.Errorf("%s: %w (near byte %d)", r.name, err, r.off)
-			return false
-		}
-		switch kind {
-		case kindEvents:
-			if err := r.dec.init(raw); err != nil {
+		if j.kind == kindEvents {
+			if err := r.dec.init(j.raw); err != nil {
 				r.err = fmt.Errorf("%s: corrupt trace: %w (near byte %d)", r.name, err, r.off)
 				return false
 			}
-		case kindSummary:
-			if err := r.summaries(raw); err != nil {
-				r.err = fmt.Errorf("%s: corrupt trace: malformed summary near byte %d: %v", r.name, r.off, err)
-				return false
-			}
-		case kindFooter:
-			r.done = true
-			return false
 		}
+	}
+}
+
+// NextBatch returns the next chunk's events, decoded on another goroutine
+// (chunks are decoded on as many cores as there are, and come in file
+// order). They are valid until the next call. It returns nil at the end,
+// or on an error (see Err). A reader is read with Next or NextBatch, not
+// both.
+func (r *Reader) NextBatch() []event.Event {
+	for {
+		j := r.advance(true)
+		if j == nil {
+			return nil
+		}
+		if j.kind != kindEvents {
+			continue
+		}
+		if j.badAt {
+			r.err = fmt.Errorf("%s: corrupt trace: malformed events near byte %d", r.name, r.off)
+			if len(j.events) == 0 {
+				return nil
+			}
+			r.done = true
+		}
+		if len(j.events) > 0 {
+			return j.events
+		}
+	}
+}
+
+// advance hands back the chunk taken last and takes the next, dealing
+// with errors, summaries and the footer; nil at the end or on an error.
+func (r *Reader) advance(batch bool) *chunkJob {
+	if r.done || r.err != nil {
+		return nil
+	}
+	if r.ahead == nil {
+		r.start(batch)
+	}
+	if r.holding != nil {
+		r.jobs <- r.holding // done with it: it may be filled again
+		r.holding = nil
+	}
+	j, ok := <-r.ahead
+	if !ok {
+		r.done = true
+		return nil
+	}
+	<-j.done
+	r.holding = j
+	err := j.err
+	r.off = j.off
+	if err != nil {
+		r.off = j.start
+	}
+	switch {
+	case err == io.EOF:
+		r.done = true
+		r.incomplete = r.meta.Footer == nil
+		return nil
+	case err == errTruncated || (err == errChecksum && r.meta.Footer == nil && j.atEOF):
+		// A crash cut the last chunk: everything before it stands.
+		r.done, r.incomplete = true, true
+		return nil
+	case err != nil && r.meta.Footer == nil:
+		// An unfinished recording whose tail is not a chunk (zeros, as a
+		// power cut leaves them): read up to the last valid chunk, and say
+		// what was cut.
+		r.done, r.incomplete = true, true
+		r.cut = r.size - r.off
+		return nil
+	case err != nil:
+		r.err = fmt.Errorf("%s: %w (near byte %d)", r.name, err, r.off)
+		return nil
+	}
+	switch j.kind {
+	case kindSummary:
+		if err := r.summaries(j.raw); err != nil {
+			r.err = fmt.Errorf("%s: corrupt trace: malformed summary near byte %d: %v", r.name, r.off, err)
+			return nil
+		}
+	case kindFooter:
+		r.done = true
+		return nil
+	}
+	return j
+}
+
+// start starts the read-ahead and its workers.
+func (r *Reader) start(batch bool) {
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	n := chunksInHand(workers)
+	r.batch = batch
+	r.ahead, r.work, r.jobs = make(chan *chunkJob, n), make(chan *chunkJob, n), make(chan *chunkJob, n)
+	r.quit = make(chan struct{})
+	for range n {
+		r.jobs <- &chunkJob{}
+	}
+	r.finished.Add(1 + workers)
+	go r.readAhead(r.off)
+	for range workers {
+		go r.decompress()
 	}
 }
 
@@ -393,7 +532,7 @@ func (r *Reader) Err() error { return r.err }
 func (r *Reader) Close() error {
 	if r.quit != nil {
 		close(r.quit)
-		<-r.finished
+		r.finished.Wait()
 	}
 	r.zdec.Close()
 	return r.f.Close()

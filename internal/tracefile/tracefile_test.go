@@ -210,8 +210,13 @@ func FuzzOpen(f *testing.F) {
 		if err != nil {
 			return
 		}
-		defer r.Close()
 		for r.Next() {
+		}
+		r.Close()
+		if r, err = Open(p); err == nil {
+			for r.NextBatch() != nil {
+			}
+			r.Close()
 		}
 	})
 }
