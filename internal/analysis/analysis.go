@@ -132,15 +132,14 @@ func profileWith(ctx context.Context, path string, opts profile.Options, watch W
 		p.Warnings = append(p.Warnings, tail.Warnings()...)
 		return meta, p, nil
 	}
-	// Each layer aggregated on a core of its own (the profile is the same);
-	// a report's time series needs one order, and stays on one.
+	// Each layer aggregated on a core of its own (the profile is the same).
 	opts.Parallel = runtime.GOMAXPROCS(0) > 1
 	b := profile.NewBuilder(opts)
 	meta, tail, err := Events(ctx, path, "reading", watch, func(e *event.Event) error {
-		b.Add(e)
 		if also != nil {
 			also(e)
 		}
+		b.Add(e)
 		return nil
 	})
 	if err != nil {
@@ -161,7 +160,7 @@ func Show(ctx context.Context, path string, opts profile.Options, watch Watch) (
 	return report.NewShow(path, meta, p), nil
 }
 
-// Classify ranks the catalog's patterns against a trace (three passes).
+// Classify ranks the catalog's patterns against a trace, in one read.
 func Classify(ctx context.Context, path string, opts classify.Options, watch Watch) (tracefile.Meta, *classify.Result, error) {
 	meta, err := tracefile.ReadMeta(path)
 	if err != nil {
@@ -171,23 +170,14 @@ func Classify(ctx context.Context, path string, opts classify.Options, watch Wat
 		res, err := classify.ClassifySummary(summarySource(ctx, path, watch), classifyOptions(path, opts))
 		return meta, res, err
 	}
-	res, err := classify.Classify(source(ctx, path, watch, 3), classifyOptions(path, opts))
-	return meta, res, err
-}
-
-// source replays a trace file once per call, as classify reads it (passes
-// times in all).
-func source(ctx context.Context, path string, watch Watch, passes int) classify.Source {
-	pass := 0
-	return func(emit func(*event.Event)) error {
-		pass++
-		what := fmt.Sprintf("classifying (%d of %d)", min(pass, passes), passes)
-		_, _, err := Events(ctx, path, what, watch, func(e *event.Event) error {
+	res, err := classify.Classify(func(emit func(*event.Event)) error {
+		_, _, err := Events(ctx, path, "classifying", watch, func(e *event.Event) error {
 			emit(e)
 			return nil
 		})
 		return err
-	}
+	}, classifyOptions(path, opts))
+	return meta, res, err
 }
 
 // summarySource replays a summary trace's rows, as ClassifySummary reads
@@ -229,14 +219,14 @@ func Analyze(ctx context.Context, path string, popts profile.Options, copts clas
 		}
 		return a, err
 	}
-	// The profile's pass is also classify's first: three reads, not four.
-	survey := classify.NewSurvey(copts)
-	meta, p, err := profileWith(ctx, path, popts, watch, survey.Add)
+	// One read: the profile and the classification side by side.
+	pass := classify.NewPass(copts)
+	meta, p, err := profileWith(ctx, path, pass.Attach(popts), watch, pass.Add)
 	if err != nil {
 		return nil, err
 	}
 	a := &report.Analysis{Show: report.NewShow(path, meta, p)}
-	a.Class, err = classify.ClassifySurveyed(survey, p, source(ctx, path, watch, 2), copts)
+	a.Class, err = pass.Finish(p)
 	if errors.Is(err, classify.ErrNoIO) {
 		return a, nil
 	}

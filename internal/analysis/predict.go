@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/classify"
@@ -36,15 +37,17 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 		}
 		b.SetSynchronous(sync)
 	}
-	// The model's pass is also classify's first: three reads, not four.
+	// One read: the model, and the classification that names its phases.
 	copts := classifyOptions(path, classify.Options{})
-	whole, survey := profile.NewBuilder(classify.ProfileOptions(copts)), classify.NewSurvey(copts)
+	pass := classify.NewPass(copts)
+	whole := profile.NewBuilder(pass.Attach(profile.Options{Parallel: runtime.GOMAXPROCS(0) > 1}))
 	if _, _, err := Events(ctx, path, "predicting", watch, func(e *event.Event) error {
 		b.Add(e)
+		pass.Add(e)
 		whole.Add(e)
-		survey.Add(e)
 		return nil
 	}); err != nil {
+		whole.Finish() // ends its goroutines
 		return nil, err
 	}
 	var recorded int64
@@ -52,7 +55,7 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 		recorded = meta.Footer.DurationNs
 	}
 	var bounds []predict.Boundary
-	class, err := classify.ClassifySurveyed(survey, whole.Finish(), source(ctx, path, watch, 2), copts)
+	class, err := pass.Finish(whole.Finish())
 	switch {
 	case errors.Is(err, classify.ErrNoIO):
 		return nil, predict.ErrNoIO
@@ -181,7 +184,7 @@ func ExportFioJob(ctx context.Context, path string, w io.Writer, byProgram bool,
 	if err != nil {
 		return nil, err
 	}
-	class, err := classify.Classify(source(ctx, path, watch, 3), classifyOptions(path, classify.Options{}))
+	_, class, err := Classify(ctx, path, classify.Options{}, watch)
 	if err != nil {
 		return nil, err
 	}

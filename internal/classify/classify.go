@@ -2,6 +2,7 @@ package classify
 
 import (
 	"errors"
+	"runtime"
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -68,104 +69,259 @@ var ErrNoIO = errors.New("the trace has no data I/O to classify")
 
 // Classify ranks the catalog's patterns against a trace, splits it into a
 // mixture and phases, and estimates it on a drive if results are given.
-// It reads the trace three times.
+// It reads the trace once.
 func Classify(src Source, opts Options) (*Result, error) {
-	whole := profile.NewBuilder(ProfileOptions(opts))
-	survey := NewSurvey(opts)
-	if err := src(func(e *event.Event) {
+	pass := NewPass(opts)
+	popts := pass.Attach(profile.Options{Parallel: runtime.GOMAXPROCS(0) > 1})
+	whole := profile.NewBuilder(popts)
+	err := src(func(e *event.Event) {
+		pass.Add(e)
 		whole.Add(e)
-		survey.Add(e)
-	}); err != nil {
+	})
+	p := whole.Finish()
+	if err != nil {
 		return nil, err
 	}
-	return ClassifySurveyed(survey, whole.Finish(), src, opts)
+	return pass.Finish(p)
 }
 
-// ProfileOptions are the options of every profile classify builds: a
-// caller giving ClassifySurveyed its own whole-trace profile builds it with
-// these (or more).
+// ProfileOptions are the options of every profile classify builds.
 func ProfileOptions(opts Options) profile.Options {
 	return profile.Options{ExcludeWriteback: opts.ExcludeWriteback, SyscallPartial: opts.SyscallPartial}
 }
 
-// Survey is what classify's first pass learns besides the whole trace's
-// profile: the data I/O's time span and who did it. A caller that reads
-// the trace for its own profile anyway feeds a Survey in the same pass and
-// saves classify that pass (see ClassifySurveyed).
-type Survey struct {
+// Pass is a classification built in one read of the trace, from the
+// caller's whole-trace profile (Attach): the data I/O's span and who did
+// it (Add), and from each arrival the profile's sweeps report, time slices
+// of the trace (merged into windows and phases after the pass) and each
+// program's shape (its own arrivals swept again, as if alone). Each
+// layer's part runs on the goroutine that aggregates the layer.
+type Pass struct {
+	opts        Options
 	keep        func(*event.Event) bool
 	first, last int64
 	seen        bool
 	tally       actorTally
+	slices      [2]*slicer       // by layer
+	actors      [2]*actorTracker // by layer
 }
 
-// NewSurvey returns an empty Survey.
-func NewSurvey(opts Options) *Survey {
-	return &Survey{keep: func(e *event.Event) bool {
+// NewPass returns an empty Pass.
+func NewPass(opts Options) *Pass {
+	if opts.Windows <= 0 {
+		opts.Windows = 48
+	}
+	if opts.MinWindowNs <= 0 {
+		opts.MinWindowNs = 100e6
+	}
+	p := &Pass{opts: opts, keep: func(e *event.Event) bool {
 		return !(opts.ExcludeWriteback && e.Layer == event.Block && e.Flags&event.FlagKernel != 0)
 	}}
+	for l := range p.slices {
+		p.slices[l] = newSlicer(opts.Windows, opts.MinWindowNs)
+		p.actors[l] = newActorTracker()
+	}
+	return p
 }
 
-// Add takes the trace's next event, in file order.
-func (s *Survey) Add(e *event.Event) {
-	if !e.Op.IsData() || !s.keep(e) {
+// Attach makes opts those of the whole-trace profile the pass is built
+// from: the events classify keeps (with or without writeback), and each
+// arrival handed to the pass. That profile is the one Finish takes.
+func (p *Pass) Attach(opts profile.Options) profile.Options {
+	opts.ExcludeWriteback, opts.SyscallPartial = p.opts.ExcludeWriteback, p.opts.SyscallPartial
+	for l := range opts.OnArrival {
+		slices, actors := p.slices[l], p.actors[l]
+		opts.OnArrival[l] = func(a *profile.Arrival) {
+			slices.add(a)
+			actors.add(a)
+		}
+	}
+	return opts
+}
+
+// Add takes the trace's next event, in file order, as the profile does.
+func (p *Pass) Add(e *event.Event) {
+	if !e.Op.IsData() || !p.keep(e) {
 		return
 	}
-	s.tally.add(e)
-	if !s.seen || e.Start < s.first {
-		s.first = e.Start
+	p.tally.add(e)
+	if !p.seen || e.Start < p.first {
+		p.first = e.Start
 	}
-	if !s.seen || e.End > s.last {
-		s.last = e.End
+	if !p.seen || e.End > p.last {
+		p.last = e.End
 	}
-	s.seen = true
+	p.seen = true
 }
 
-// ClassifySurveyed is Classify after its first pass: survey saw every
-// event, and whole is the profile of the same events under the same
-// options (it may hold more, such as device names and time series, which
-// the shape does not read). It reads the trace twice more.
-func ClassifySurveyed(survey *Survey, whole *profile.Profile, src Source, opts Options) (*Result, error) {
+// Finish classifies what the pass saw. whole is the profile built with
+// Attach's options, finished.
+func (p *Pass) Finish(whole *profile.Profile) (*Result, error) {
 	exp, err := ExpectedShapes()
 	if err != nil {
 		return nil, err
 	}
-	popts, keep := ProfileOptions(opts), survey.keep
-	first, last := survey.first, survey.last
 	shape, ok := ShapeOf(whole)
-	if !ok || !survey.seen {
+	if !ok || !p.seen {
 		return nil, ErrNoIO
 	}
-	res := &Result{Shape: shape, Matches: Rank(shape, exp), Origin: first}
-
-	// Pass 2: windows, for the mixture and to find phase boundaries.
-	n := opts.Windows
-	if n <= 0 {
-		n = 48
-	}
-	minW := opts.MinWindowNs
-	if minW <= 0 {
-		minW = 100e6
-	}
-	width := max(minW, (last-first)/int64(n)+1)
-	wins, err := windowShapes(src, popts, keep, first, width, exp)
-	if err != nil {
-		return nil, err
-	}
+	res := &Result{Shape: shape, Matches: Rank(shape, exp), Origin: p.first}
+	slices := p.slices[event.Block]
+	slices.absorb(p.slices[event.Syscall])
+	wins := slices.windows(p.opts.SyscallPartial, exp)
 	res.Mixture = mixture(wins)
-
-	// Pass 3: a profile per phase, and per actor.
-	actors := newActorBuilder(survey.tally.pick(), popts)
-	res.Phases, err = phases(src, popts, keep, first, width, wins, exp, actors.add)
-	if err != nil {
-		return nil, err
-	}
-	res.Actors = actors.finish(&survey.tally, first, exp)
+	res.Phases = slices.phases(phaseRuns(wins), p.first, p.opts.SyscallPartial, exp)
+	actors := p.actors[event.Block]
+	actors.absorb(p.actors[event.Syscall])
+	res.Actors = actors.result(&p.tally, p.first, p.opts.SyscallPartial, exp)
 	res.Verdict = verdictOf(res)
-	if opts.Drive != nil {
-		res.Drive = estimate(res, exp, opts.Drive)
+	if p.opts.Drive != nil {
+		res.Drive = estimate(res, exp, p.opts.Drive)
 	}
 	return res, nil
+}
+
+// slicer cuts time into slices of a width that is minW times a power of
+// two, slice k covering [k×width, (k+1)×width): when the slices in use
+// would span more than n, the width doubles and neighbours merge, exactly,
+// so memory is n slices whatever the trace's length. The slices are the
+// windows.
+type slicer struct {
+	n       int
+	width   int64
+	lo, hi  int64 // slice indexes in use
+	buckets map[int64]*profile.ShapeBucket
+}
+
+func newSlicer(n int, minW int64) *slicer {
+	return &slicer{n: n, width: minW, buckets: map[int64]*profile.ShapeBucket{}}
+}
+
+// floorDiv is a ÷ b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func (s *slicer) add(a *profile.Arrival) {
+	s.cover(floorDiv(a.Start, s.width))
+	i := floorDiv(a.Start, s.width)
+	b := s.buckets[i]
+	if b == nil {
+		b = &profile.ShapeBucket{}
+		s.buckets[i] = b
+	}
+	b.Add(a)
+}
+
+// cover widens the slices until slice i (at the current width) fits
+// among n with those in use.
+func (s *slicer) cover(i int64) {
+	if len(s.buckets) == 0 {
+		s.lo, s.hi = i, i
+		return
+	}
+	for max(s.hi, i)-min(s.lo, i) >= int64(s.n) {
+		s.widen()
+		i = floorDiv(i, 2)
+	}
+	s.lo, s.hi = min(s.lo, i), max(s.hi, i)
+}
+
+// widen doubles the slices' width, merging each pair.
+func (s *slicer) widen() {
+	s.width *= 2
+	merged := make(map[int64]*profile.ShapeBucket, len(s.buckets)/2+1)
+	for _, i := range s.indexes() { // in order: merges add up the same way every time
+		j := floorDiv(i, 2)
+		if m := merged[j]; m != nil {
+			m.Merge(s.buckets[i])
+		} else {
+			merged[j] = s.buckets[i]
+		}
+	}
+	s.buckets = merged
+	s.lo, s.hi = floorDiv(s.lo, 2), floorDiv(s.hi, 2)
+}
+
+// absorb takes in another layer's slices: both are brought to the wider
+// width, and widened further until together they span at most n — the
+// width one slicer given both layers would have reached.
+func (s *slicer) absorb(o *slicer) {
+	if len(o.buckets) == 0 {
+		return
+	}
+	if len(s.buckets) == 0 {
+		*s = *o
+		return
+	}
+	for s.width < o.width {
+		s.widen()
+	}
+	for o.width < s.width {
+		o.widen()
+	}
+	for max(s.hi, o.hi)-min(s.lo, o.lo) >= int64(s.n) {
+		s.widen()
+		o.widen()
+	}
+	for _, i := range o.indexes() {
+		if b := s.buckets[i]; b != nil {
+			b.Merge(o.buckets[i])
+		} else {
+			s.buckets[i] = o.buckets[i]
+		}
+	}
+	s.lo, s.hi = min(s.lo, o.lo), max(s.hi, o.hi)
+}
+
+func (s *slicer) indexes() []int64 {
+	idx := make([]int64, 0, len(s.buckets))
+	for i := range s.buckets {
+		idx = append(idx, i)
+	}
+	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+	return idx
+}
+
+// windows ranks each slice with enough I/O, in time order.
+func (s *slicer) windows(syscallPartial bool, exp []Expected) []window {
+	var out []window
+	for _, i := range s.indexes() {
+		w := window{idx: int(i)}
+		if sh, ok := ShapeOf(s.buckets[i].Profile(syscallPartial)); ok {
+			w.shape, w.bytes = sh, sh.Bytes
+			if sh.IOs >= minWindowIOs {
+				w.ok = true
+				w.best = Rank(sh, exp)[0]
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// phases merges each run of windows into a phase, timed from origin.
+func (s *slicer) phases(runs [][2]int, origin int64, syscallPartial bool, exp []Expected) []Phase {
+	var out []Phase
+	at := func(i int) float64 { return round3(float64(max(0, int64(i)*s.width-origin)) / 1e9) }
+	for _, r := range runs {
+		var b profile.ShapeBucket
+		for i := r[0]; i <= r[1]; i++ {
+			if w := s.buckets[int64(i)]; w != nil {
+				b.Merge(w)
+			}
+		}
+		sh, ok := ShapeOf(b.Profile(syscallPartial))
+		if !ok {
+			continue
+		}
+		out = append(out, Phase{StartS: at(r[0]), EndS: at(r[1] + 1), Shape: sh, Best: Rank(sh, exp)[0]})
+	}
+	return out
 }
 
 // window is one slice of the trace's time.
@@ -179,39 +335,6 @@ type window struct {
 
 // minWindowIOs is the least I/O a window needs to be classified on its own.
 const minWindowIOs = 16
-
-func windowShapes(src Source, popts profile.Options, keep func(*event.Event) bool, first, width int64, exp []Expected) ([]window, error) {
-	// Even and odd windows on two goroutines.
-	var shards [2]map[int]*profile.Builder
-	var workers [2]func(*event.Event)
-	for s := range shards {
-		builders := map[int]*profile.Builder{}
-		shards[s] = builders
-		workers[s] = func(e *event.Event) {
-			if !keep(e) {
-				return
-			}
-			i := int(max(0, e.Start-first) / width)
-			if i%2 != s {
-				return
-			}
-			b := builders[i]
-			if b == nil {
-				b = profile.NewBuilder(popts)
-				builders[i] = b
-			}
-			b.Add(e)
-		}
-	}
-	if err := fanOut(src, workers[:]...); err != nil {
-		return nil, err
-	}
-	builders := shards[0]
-	for i, b := range shards[1] {
-		builders[i] = b
-	}
-	return finishWindows(builders, exp), nil
-}
 
 // finishWindows profiles each window and ranks those with enough I/O, in
 // time order.
@@ -304,43 +427,6 @@ func phaseRuns(wins []window) [][2]int {
 		}
 	}
 	return runs
-}
-
-// phases profiles each phase; also sees every kept event of the pass.
-func phases(src Source, popts profile.Options, keep func(*event.Event) bool, first, width int64, wins []window, exp []Expected, also func(*event.Event)) ([]Phase, error) {
-	runs := phaseRuns(wins)
-	phaseOf := map[int]int{}
-	for p, r := range runs {
-		for i := r[0]; i <= r[1]; i++ {
-			phaseOf[i] = p
-		}
-	}
-	builders := make([]*profile.Builder, len(runs))
-	for i := range builders {
-		builders[i] = profile.NewBuilder(popts)
-	}
-	// The phases on one goroutine, what also does on another.
-	byPhase := func(e *event.Event) {
-		if !keep(e) || len(runs) == 0 {
-			return
-		}
-		w := int(max(0, e.Start-first) / width)
-		p, ok := phaseOf[w]
-		if !ok { // a window with no data I/O: the phase before it
-			p = sort.Search(len(runs), func(k int) bool { return runs[k][0] > w }) - 1
-			p = max(0, p)
-		}
-		builders[p].Add(e)
-	}
-	alsoKept := func(e *event.Event) {
-		if keep(e) {
-			also(e)
-		}
-	}
-	if err := fanOut(src, byPhase, alsoKept); err != nil {
-		return nil, err
-	}
-	return finishPhases(runs, builders, width, exp), nil
 }
 
 // finishPhases profiles each run of windows as a phase.

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -286,5 +287,50 @@ func TestVerifiedWinsNearTies(t *testing.T) {
 	s.IdleFraction = 0.5
 	if m := Rank(s, exp); m[0].Family != "stibium-whole-file" {
 		t.Errorf("with the gaps clearly there: best %s (%.3f)", m[0].ID, m[0].Score)
+	}
+}
+
+// The slices widen as the trace goes on (merging neighbours exactly), each
+// layer's on its own, and the layers' are joined at the end: the windows
+// are those of slices that were that wide from the start, and there are
+// at most Windows of them, more than half that many on a busy trace.
+func TestSlicesWidenExactly(t *testing.T) {
+	evs := twoPhases(t)
+	for i := range evs { // both layers
+		if i%3 == 0 {
+			evs[i].Layer = event.Syscall
+		}
+	}
+	exp, err := ExpectedShapes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(minW int64) (*slicer, []window) {
+		pass := NewPass(Options{MinWindowNs: minW})
+		b := profile.NewBuilder(pass.Attach(profile.Options{Parallel: true}))
+		for i := range evs {
+			pass.Add(&evs[i])
+			b.Add(&evs[i])
+		}
+		b.Finish()
+		s := pass.slices[event.Block]
+		s.absorb(pass.slices[event.Syscall])
+		return s, s.windows(false, exp)
+	}
+	grown, wins := run(1e6)
+	if grown.width == 1e6 {
+		t.Fatalf("the slices never widened (span %v)", evs[len(evs)-1].End-evs[0].Start)
+	}
+	direct, want := run(grown.width)
+	if direct.width != grown.width || !reflect.DeepEqual(wins, want) {
+		t.Errorf("widened slices differ from slices %d ns wide from the start:\n%+v\n%+v", grown.width, wins, want)
+	}
+	if len(wins) > 48 || len(wins) <= 24 {
+		t.Errorf("%d windows, want 25–48", len(wins))
+	}
+	for i, w := range wins {
+		if i > 0 && w.idx <= wins[i-1].idx {
+			t.Fatalf("windows out of order: %+v", wins)
+		}
 	}
 }

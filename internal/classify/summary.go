@@ -104,7 +104,7 @@ func ClassifySummary(src SummarySource, opts Options) (*Result, error) {
 	res.Phases = finishPhases(runs, phaseBuilders, width, exp)
 	for i, k := range picked {
 		a := &actors[i]
-		if actor, ok := newActor(k, a.b, len(a.pids), a.first, a.last, first, &tally, exp); ok {
+		if actor, ok := newActor(k, a.b.Finish(), len(a.pids), a.first, a.last, first, &tally, exp); ok {
 			res.Actors = append(res.Actors, actor)
 		}
 	}

@@ -94,6 +94,14 @@ func ActorOf(e *event.Event) string {
 	return e.Comm
 }
 
+// arrivalActor is ActorOf for an arrival.
+func arrivalActor(a *profile.Arrival) string {
+	if a.Flags&event.FlagKernel != 0 {
+		return kernelActorName
+	}
+	return a.Comm
+}
+
 // actorTally counts each actor's data bytes in a first pass, to pick the
 // actors worth a profile of their own.
 type actorTally struct {
@@ -137,48 +145,87 @@ func (t *actorTally) pick() []string {
 	return keys
 }
 
-// actorBuilder profiles the picked actors in one pass.
-type actorBuilder struct {
-	keys     []string
-	index    map[string]int
-	builders []*profile.Builder
-	pids     []map[uint32]bool
-	first    []int64
-	last     []int64
+// maxTrackedActors bounds the programs whose shape is tracked during the
+// pass, before the tally says which are worth showing: the first ones seen.
+// A program first seen after that many others is left out of the actors
+// (and the verdict says nothing of it), which takes a trace of very many
+// programs where one that starts late moves 2 % of the bytes.
+const maxTrackedActors = 64
+
+// actorTracker keeps each program's shape in one layer, in one pass: the
+// program's arrivals swept again on their own, as if it ran alone.
+type actorTracker struct {
+	index  map[string]*trackedActor
+	last   *trackedActor
+	actors []*trackedActor
 }
 
-func newActorBuilder(keys []string, popts profile.Options) *actorBuilder {
-	a := &actorBuilder{keys: keys, index: map[string]int{}}
-	for i, k := range keys {
-		a.index[k] = i
-		a.builders = append(a.builders, profile.NewBuilder(popts))
-		a.pids = append(a.pids, map[uint32]bool{})
-		a.first = append(a.first, 0)
-		a.last = append(a.last, 0)
-	}
-	return a
+type trackedActor struct {
+	name        string
+	sweep       *profile.Sweep
+	shape       profile.ShapeBucket
+	pids        map[uint32]bool
+	first, last int64
+	any         bool
 }
 
-func (a *actorBuilder) add(e *event.Event) {
-	i, ok := a.index[ActorOf(e)]
-	if !ok {
-		return
+func newActorTracker() *actorTracker { return &actorTracker{index: map[string]*trackedActor{}} }
+
+func (t *actorTracker) add(arr *profile.Arrival) {
+	name := arrivalActor(arr)
+	a := t.last
+	if a == nil || a.name != name {
+		a = t.index[name]
+		if a == nil {
+			if len(t.actors) >= maxTrackedActors {
+				return
+			}
+			a = &trackedActor{name: name, sweep: profile.NewSweep(), pids: map[uint32]bool{}}
+			t.index[name] = a
+			t.actors = append(t.actors, a)
+		}
+		t.last = a
 	}
-	a.builders[i].Add(e)
-	if !e.Op.IsData() {
-		return
+	a.sweep.Apply(arr)
+	a.shape.Add(arr)
+	a.pids[arr.Pid] = true
+	if !a.any || arr.Start < a.first {
+		a.first = arr.Start
 	}
-	a.pids[i][e.Pid] = true
-	if a.first[i] == 0 || e.Start < a.first[i] {
-		a.first[i] = e.Start
-	}
-	a.last[i] = max(a.last[i], e.End)
+	a.last, a.any = max(a.last, arr.End), true
 }
 
-func (a *actorBuilder) finish(t *actorTally, origin int64, exp []Expected) []Actor {
+// absorb takes in the same programs' shapes in the other layer.
+func (t *actorTracker) absorb(o *actorTracker) {
+	for _, oa := range o.actors {
+		a := t.index[oa.name]
+		if a == nil {
+			t.index[oa.name] = oa
+			t.actors = append(t.actors, oa)
+			continue
+		}
+		a.shape.Merge(&oa.shape)
+		for pid := range oa.pids {
+			a.pids[pid] = true
+		}
+		if oa.any {
+			if !a.any || oa.first < a.first {
+				a.first = oa.first
+			}
+			a.last, a.any = max(a.last, oa.last), true
+		}
+	}
+}
+
+// result is the actors the tally picks, each with its shape.
+func (t *actorTracker) result(tally *actorTally, origin int64, syscallPartial bool, exp []Expected) []Actor {
 	var out []Actor
-	for i, k := range a.keys {
-		if actor, ok := newActor(k, a.builders[i], len(a.pids[i]), a.first[i], a.last[i], origin, t, exp); ok {
+	for _, k := range tally.pick() {
+		a := t.index[k]
+		if a == nil {
+			continue
+		}
+		if actor, ok := newActor(k, a.shape.Profile(syscallPartial), len(a.pids), a.first, a.last, origin, tally, exp); ok {
 			out = append(out, actor)
 		}
 	}
@@ -187,8 +234,8 @@ func (a *actorBuilder) finish(t *actorTally, origin int64, exp []Expected) []Act
 
 // newActor is an actor's part of the trace, from its profile builder and
 // when it was active.
-func newActor(name string, b *profile.Builder, processes int, first, last, origin int64, t *actorTally, exp []Expected) (Actor, bool) {
-	s, ok := ShapeOf(b.Finish())
+func newActor(name string, p *profile.Profile, processes int, first, last, origin int64, t *actorTally, exp []Expected) (Actor, bool) {
+	s, ok := ShapeOf(p)
 	if !ok {
 		return Actor{}, false
 	}

@@ -25,9 +25,13 @@ type Options struct {
 	SyscallPartial bool
 	// Parallel aggregates each layer on a goroutine of its own, leaving
 	// the caller's to decode and count processes. The profile is the same
-	// byte for byte. Ignored with Series, whose bins take both layers in
-	// one order.
+	// byte for byte.
 	Parallel bool
+	// OnArrival, if set, is given each layer's data I/O in arrival order,
+	// with the depth, idle time and stream the layer's sweep found: each
+	// layer's on the goroutine that aggregates it. The Arrival is reused
+	// after the call.
+	OnArrival [2]func(*Arrival)
 }
 
 // Profile is the result.
@@ -129,15 +133,15 @@ type Builder struct {
 	wb         Writeback
 	devByNum   map[event.Dev]event.Device
 	seenEvents int64
-	series     *seriesBuilder
 	// Processes beyond the bounded table, folded into "other" (limits.go).
 	foldedProcs int
 }
 
 // layerHalf is what one layer's events go through once counted: their
-// re-sorting by arrival, the layer's and its devices' aggregates, and for
-// the block layer the re-sorting by dispatch. The two halves share nothing
-// but the time series, so without one they can run on two goroutines.
+// re-sorting by arrival, the layer's and its devices' aggregates and time
+// series, and for the block layer the re-sorting by dispatch. The two
+// halves share nothing, so they can run on two goroutines; their time
+// series merge exactly when the profile is built.
 type layerHalf struct {
 	layer    event.Layer
 	arrival  *reorder[event.Event]
@@ -147,6 +151,10 @@ type layerHalf struct {
 	series   *seriesBuilder
 	lastDev  event.Dev
 	lastAgg  *layerAgg
+	// onArrival is Options.OnArrival for this layer, scratch what it is
+	// handed.
+	onArrival func(*Arrival)
+	scratch   Arrival
 	// Bounded detail (limits.go): devices with their own aggregate, and
 	// how many were folded into "other".
 	devCount int
@@ -156,7 +164,7 @@ type layerHalf struct {
 // NewBuilder returns an empty Builder.
 func NewBuilder(opts Options) *Builder {
 	if opts.Window == 0 {
-		opts.Window = 10 * time.Second
+		opts.Window = defaultWindow
 	}
 	b := &Builder{
 		opts:     opts,
@@ -164,21 +172,21 @@ func NewBuilder(opts Options) *Builder {
 		devByNum: map[event.Dev]event.Device{},
 	}
 	b.wb.Included = !opts.ExcludeWriteback
-	if opts.Series {
-		b.series = newSeriesBuilder()
-	}
 	for _, d := range opts.Devices {
 		b.devByNum[event.Dev{Major: d.Major, Minor: d.Minor}] = d
 	}
 	for l := range b.halves {
-		h := &layerHalf{layer: event.Layer(l), agg: newLayerAgg(l == int(event.Block), true), devs: map[event.Dev]*layerAgg{}, series: b.series}
+		h := &layerHalf{layer: event.Layer(l), agg: newLayerAgg(l == int(event.Block), true), devs: map[event.Dev]*layerAgg{}, onArrival: opts.OnArrival[l]}
+		if opts.Series {
+			h.series = newSeriesBuilder()
+		}
 		h.arrival = newReorder(int64(opts.Window), h.emitArrival)
 		if h.layer == event.Block {
 			h.dispatch = newReorder(int64(opts.Window), h.emitDispatch)
 		}
 		b.halves[l] = h
 	}
-	if opts.Parallel && b.series == nil {
+	if opts.Parallel {
 		b.par = startParallel(b.halves)
 	}
 	return b
@@ -249,8 +257,16 @@ func (h *layerHalf) add(e *event.Event) {
 }
 
 func (h *layerHalf) emitArrival(e *event.Event) {
-	h.agg.add(e)
-	h.devAgg(e.Dev).add(e)
+	if h.onArrival != nil && e.Op.IsData() {
+		gaps, dev := h.agg.depth.gaps.sum, h.devAgg(e.Dev)
+		known, seq := dev.seq.known, dev.seq.seq
+		h.agg.add(e)
+		dev.add(e)
+		h.report(e, gaps, known, seq, dev)
+	} else {
+		h.agg.add(e)
+		h.devAgg(e.Dev).add(e)
+	}
 	if h.series != nil {
 		h.series.add(e)
 	}
@@ -331,12 +347,13 @@ func (b *Builder) Finish() *Profile {
 		SyscallPartial: b.opts.SyscallPartial,
 	}
 	p.Devices = b.deviceProfiles()
-	if b.series != nil {
+	if b.opts.Series {
 		names := map[event.Dev]string{}
 		for n, d := range b.devByNum {
 			names[n] = d.Name
 		}
-		p.Series = b.series.result([2]*logHist{&blk.agg.lat, &sys.agg.lat}, names)
+		blk.series.merge(sys.series)
+		p.Series = blk.series.result([2]*logHist{&blk.agg.lat, &sys.agg.lat}, names)
 	}
 	for _, pr := range b.procs {
 		p.Processes = append(p.Processes, *pr)

@@ -32,6 +32,9 @@ type seqTracker struct {
 	seekH     logHist
 	lastKey   streamKey
 	lastHeads *heads
+	// limit, if set, bounds the streams remembered: past it they are all
+	// forgotten (see ShapeTracker).
+	limit int
 }
 
 func newSeqTracker() *seqTracker { return &seqTracker{streams: map[streamKey]*heads{}} }
@@ -40,20 +43,28 @@ func (t *seqTracker) add(e *event.Event) {
 	if e.Offset < 0 || e.Size <= 0 {
 		return
 	}
-	k := streamKey{e.Dev, e.Inode}
+	t.step(streamKey{e.Dev, e.Inode}, e.Offset, e.Size)
+}
+
+// step takes an I/O with a known offset and size; it reports whether the
+// I/O continued one of its device's (or file's) streams.
+func (t *seqTracker) step(k streamKey, offset, size int64) bool {
 	h := t.lastHeads
 	if h == nil || t.lastKey != k {
 		h = t.streams[k]
 		if h == nil {
+			if t.limit > 0 && len(t.streams) >= t.limit {
+				clear(t.streams)
+			}
 			h = &heads{}
 			t.streams[k] = h
 		}
 		t.lastKey, t.lastHeads = k, h
 	}
 	t.known++
-	end := e.Offset + e.Size
+	end := offset + size
 	if h.used > 0 {
-		d := e.Offset - h.next[h.last]
+		d := offset - h.next[h.last]
 		if d < 0 {
 			d = -d
 		}
@@ -61,10 +72,10 @@ func (t *seqTracker) add(e *event.Event) {
 		t.seekH.add(d)
 	}
 	for i := 0; i < h.used; i++ {
-		if h.next[i] == e.Offset {
+		if h.next[i] == offset {
 			t.seq++
 			h.next[i], h.last = end, i
-			return
+			return true
 		}
 	}
 	// A new stream replaces the least recently continued one.
@@ -75,6 +86,7 @@ func (t *seqTracker) add(e *event.Event) {
 		slot = (h.last + 1) % streamHeads
 	}
 	h.next[slot], h.last = end, slot
+	return false
 }
 
 func (t *seqTracker) merge(o *seqTracker) {

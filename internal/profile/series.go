@@ -138,6 +138,37 @@ func (b *bins) coarsen() {
 	b.width *= 2
 }
 
+// absorb adds o's bins to b's (o is coarsened to b's width, or b to o's,
+// and the two spans covered): as if b had been given what o was given.
+// The width is the one both would have reached together: the narrowest
+// that holds the span of both.
+func (b *bins) absorb(o *bins) {
+	if o.empty {
+		return
+	}
+	if b.empty {
+		*b = *o
+		return
+	}
+	for {
+		for b.width < o.width {
+			b.coarsen()
+		}
+		for o.width < b.width {
+			o.coarsen()
+		}
+		b.cover(o.base*o.width, (o.base+int64(len(o.cols[0])))*o.width-1)
+		if b.width == o.width {
+			break
+		}
+	}
+	for c, col := range o.cols {
+		for i, v := range col {
+			b.cols[c][o.base+int64(i)-b.base] += v
+		}
+	}
+}
+
 func (b *bins) add(col int, t int64, v float64) {
 	b.cover(t, t)
 	b.cols[col][floorDiv(t, b.width)-b.base] += v
@@ -287,6 +318,21 @@ func (s *seriesBuilder) add(e *event.Event) {
 			s.grids[e.Dev] = g
 		}
 		g.add(e.Start, e.Offset, e.Op == event.Write)
+	}
+}
+
+// merge takes in another layer's series (the two layers' builders touch
+// different columns, and only the block layer's keeps offset maps).
+func (s *seriesBuilder) merge(o *seriesBuilder) {
+	if !o.started {
+		return
+	}
+	if !s.started || o.origin < s.origin {
+		s.origin, s.started = o.origin, true
+	}
+	s.bins.absorb(o.bins)
+	for dev, g := range o.grids {
+		s.grids[dev] = g
 	}
 }
 

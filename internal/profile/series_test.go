@@ -2,6 +2,8 @@ package profile
 
 import (
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -121,5 +123,32 @@ func TestSeriesSpreadsBytesOverDuration(t *testing.T) {
 	}
 	if total != 100<<20 || peak > (100<<20)/50 {
 		t.Fatalf("total %d, peak bin %d over %d bins", total, peak, len(s.ReadBytes))
+	}
+}
+
+// Bins filled apart and absorbed are the bins filled together: the same
+// width (the narrowest that holds both spans) and the same sums, whichever
+// was wider, earlier or longer.
+func TestBinsAbsorb(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 200 {
+		together, a, b := newBins(2), newBins(2), newBins(2)
+		for range 1 + rng.IntN(300) {
+			to := a
+			if rng.IntN(2) == 0 {
+				to = b
+			}
+			span := int64(1) << rng.IntN(40)
+			at := rng.Int64N(span) - span/3
+			col := rng.IntN(2)
+			v := float64(rng.IntN(1000))
+			to.add(col, at, v)
+			together.add(col, at, v)
+		}
+		a.absorb(b)
+		if a.width != together.width || a.base != together.base || !reflect.DeepEqual(a.cols, together.cols) {
+			t.Fatalf("round %d: absorbed bins (width %d, base %d, %d bins) differ from bins filled together (width %d, base %d, %d bins)",
+				round, a.width, a.base, len(a.cols[0]), together.width, together.base, len(together.cols[0]))
+		}
 	}
 }

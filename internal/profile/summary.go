@@ -26,8 +26,8 @@ func (b *Builder) AddSummary(s *event.Summary) {
 	h := b.halves[s.Layer]
 	h.agg.addSummary(s)
 	h.devAgg(s.Dev).addSummary(s)
-	if b.series != nil {
-		b.series.addSummary(s)
+	if h.series != nil {
+		h.series.addSummary(s)
 	}
 }
 

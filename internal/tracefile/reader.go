@@ -88,9 +88,10 @@ func (r *Reader) readAhead(off int64) {
 			return
 		}
 		j.done = make(chan struct{})
-		j.kind, j.rawLen, j.err = readFrame(r.br, &j.comp)
+		kind, rawLen, err := readFrame(r.br, &j.comp)
+		j.kind, j.rawLen, j.err = kind, rawLen, err
 		j.start, j.off, j.atEOF = off, off, false
-		if j.err == nil {
+		if err == nil {
 			off += frameLen + int64(len(j.comp))
 			r.read.Store(off)
 			j.off = off
@@ -104,7 +105,8 @@ func (r *Reader) readAhead(off int64) {
 		case <-r.quit:
 			return
 		}
-		if j.err != nil || j.kind == kindFooter {
+		// j is the workers' now: what it was read as decides.
+		if err != nil || kind == kindFooter {
 			return
 		}
 	}
