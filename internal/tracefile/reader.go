@@ -482,7 +482,9 @@ func (r *Reader) advance(batch bool) *chunkJob {
 
 // start starts the read-ahead and its workers.
 func (r *Reader) start(batch bool) {
-	workers := min(runtime.GOMAXPROCS(0), 4)
+	// One core is the caller's: on two, one worker decodes while the
+	// caller profiles (more would only contend with it).
+	workers := max(1, min(runtime.GOMAXPROCS(0)-1, 4))
 	n := chunksInHand(workers)
 	r.batch = batch
 	r.ahead, r.work, r.jobs = make(chan *chunkJob, n), make(chan *chunkJob, n), make(chan *chunkJob, n)
