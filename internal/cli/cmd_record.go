@@ -73,7 +73,7 @@ func newRecordCommand(g *globals) *cobra.Command {
 	f.IntVar(&o.mapKeys, "map-keys", 1<<16, "in-flight I/Os the tracer can track at once")
 	f.IntVar(&o.perfPages, "perf-pages", 1<<10, "tracer output buffer per CPU, in pages (a power of two)")
 	f.StringVar(&o.layers, "layers", tracer.LayersBoth, "what to trace: both, block (what the drive saw) or syscall (what the application asked for); one layer costs less")
-	f.BoolVar(&o.summary, "summary", false, "keep histograms per second in the kernel, not each I/O: for hours-long recordings at almost no cost (native backend)")
+	f.BoolVar(&o.summary, "summary", false, "keep histograms per second, not each I/O, for hours-long recordings: made in the kernel at almost no cost on the native backend, of each I/O's record as it comes on bpftrace, DTrace and fs_usage")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	f.StringVar(&o.raw, "raw-output", "", "also save the tracer's raw output to this file (for bug reports)")
 	return c

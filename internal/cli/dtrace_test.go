@@ -3,12 +3,15 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/testutil"
 )
 
@@ -195,5 +198,59 @@ func TestRecordDTraceErrors(t *testing.T) {
 	r, _ = recordWith(t, nil, "--backend", "nosuch", "--", "/bin/true")
 	if r.code != 2 || !strings.Contains(r.stderr, `unknown backend "nosuch"`) {
 		t.Errorf("bad backend: %d %q", r.code, r.stderr)
+	}
+}
+
+// record --summary on the tracers that print each I/O: the same replayed
+// output, recorded in detail and as a summary, holds the same I/O — every
+// one counted, the same sizes, direction and access — and the summary
+// keeps no event of its own. DTrace replays the fake's output, fs_usage
+// the real desktop capture from ../shared/samples.
+func TestRecordSummaryDTraceFsUsage(t *testing.T) {
+	capture := testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log")
+	for _, c := range []struct {
+		backend string
+		env     []string
+		args    []string
+	}{
+		{"dtrace", nil, []string{"--", "sleep", "1.5"}},
+		{"fsusage", []string{"FAKE_FSUSAGE_REPLAY=" + capture, "FAKE_FSUSAGE_SPEED=4"}, []string{"--all", "--duration", "6s"}},
+	} {
+		t.Run(c.backend, func(t *testing.T) {
+			env := fakeEnv(t, c.env...)
+			var shows [2]*report.Show
+			for i, mode := range [][]string{nil, {"--summary"}} {
+				r, store := recordWith(t, env, append(append([]string{"--backend", c.backend, "--label", "x"}, mode...), c.args...)...)
+				if r.code != 0 {
+					t.Fatalf("record %v: %s", mode, r.stderr)
+				}
+				shows[i] = showJSON(t, store, "x")
+			}
+			detail, sum := shows[0], shows[1]
+			if !sum.Trace.Target.Summary || sum.Trace.Events != 0 || sum.Trace.SummaryRows == 0 || detail.Trace.Target.Summary {
+				t.Fatalf("summary trace: %+v", sum.Trace)
+			}
+			for _, l := range []struct {
+				name      string
+				sum, want *profile.Layer
+			}{{"syscall", sum.Syscall, detail.Syscall}, {"block", sum.Block, detail.Block}} {
+				if l.want == nil {
+					continue
+				}
+				if l.sum == nil || l.sum.Reads != l.want.Reads || l.sum.Writes != l.want.Writes || l.sum.ReadBytes != l.want.ReadBytes ||
+					l.sum.WriteBytes != l.want.WriteBytes || l.sum.Flushes != l.want.Flushes {
+					t.Fatalf("%s layer: summary %+v, detail %+v", l.name, l.sum, l.want)
+				}
+				// The replays are timed as recorded: two runs' spans differ a little.
+				if math.Abs(l.sum.SequentialFraction-l.want.SequentialFraction) > 0.001 || math.Abs(l.sum.SpanS-l.want.SpanS) > 0.1*l.want.SpanS ||
+					!sameBucket(float64(l.sum.SizeBytes.P50ByBytes), float64(l.want.SizeBytes.P50ByBytes)) {
+					t.Errorf("%s layer: summary sequential %v, span %v s, size %d; detail %v, %v s, %d", l.name,
+						l.sum.SequentialFraction, l.sum.SpanS, l.sum.SizeBytes.P50ByBytes, l.want.SequentialFraction, l.want.SpanS, l.want.SizeBytes.P50ByBytes)
+				}
+			}
+			if sum.Trace.SummarizedIOs < sum.Syscall.IOs {
+				t.Errorf("the footer counts %d summarized I/Os, the syscall layer alone has %d", sum.Trace.SummarizedIOs, sum.Syscall.IOs)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/event"
+	summarizer "github.com/ioshape/ioshape/internal/summarize"
 )
 
 // summarize keeps of events what record --summary's programs keep: a row
@@ -199,44 +200,70 @@ func TestSummaryProfileMatchesEvents(t *testing.T) {
 		{"random 4k QD8", gen(20000, 8, 4096, 200_000, 0, false, event.Read), false, 8, 4096, 4096},
 		{"sequential 1M writes QD2", gen(4000, 2, 1<<20, 2_000_000, 10_000, true, event.Write), true, 2, 1 << 20, 1 << 20},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			want := build(c.evs, Options{})
-			got := buildSummary(summarize(c.evs), Options{})
-			w, g := want.Block, got.Block
-			if g.IOs != w.IOs || g.Reads != w.Reads || g.Writes != w.Writes || g.ReadBytes != w.ReadBytes || g.WriteBytes != w.WriteBytes {
-				t.Errorf("counts: summary %d I/Os (%d/%d, %d/%d B), events %d (%d/%d, %d/%d B)",
-					g.IOs, g.Reads, g.Writes, g.ReadBytes, g.WriteBytes, w.IOs, w.Reads, w.Writes, w.ReadBytes, w.WriteBytes)
-			}
-			if g.SpanS != w.SpanS || g.IOPS != w.IOPS {
-				t.Errorf("span %v s at %v IOPS; events %v s at %v IOPS", g.SpanS, g.IOPS, w.SpanS, w.IOPS)
-			}
-			if g.SizeBytes.P50 != c.sizeP50 || g.SizeBytes.P50ByBytes != w.SizeBytes.P50ByBytes || g.SizeBytes.Max != c.sizeMax || g.SizeBytes.Mean != w.SizeBytes.Mean {
-				t.Errorf("sizes: summary %+v, events %+v", g.SizeBytes, w.SizeBytes)
-			}
-			if g.QueueDepth.P50 != c.depth || w.QueueDepth.P50 != c.depth || g.QueueDepth.Max != w.QueueDepth.Max {
-				t.Errorf("depth: summary p50 %v max %d, events p50 %v max %d, want %v", g.QueueDepth.P50, g.QueueDepth.Max, w.QueueDepth.P50, w.QueueDepth.Max, c.depth)
-			}
-			if math.Abs(g.QueueDepth.MeanTimeWeighted-w.QueueDepth.MeanTimeWeighted) > 0.01*w.QueueDepth.MeanTimeWeighted {
-				t.Errorf("time-weighted depth: summary %v, events %v", g.QueueDepth.MeanTimeWeighted, w.QueueDepth.MeanTimeWeighted)
-			}
-			if (g.SequentialFraction >= 0.8) != c.sequential || math.Abs(g.SequentialFraction-w.SequentialFraction) > 0.01 {
-				t.Errorf("sequential: summary %v, events %v", g.SequentialFraction, w.SequentialFraction)
-			}
-			if g.IdleGapUs.Count != w.IdleGapUs.Count || math.Abs(g.IdleS-w.IdleS) > 0.001 {
-				t.Errorf("idle gaps: summary %d, %v s; events %d, %v s", g.IdleGapUs.Count, g.IdleS, w.IdleGapUs.Count, w.IdleS)
-			}
-			// Four buckets per power of two: within 12.5 % either way.
-			if r := g.LatencyUs.P50 / w.LatencyUs.P50; r < 0.88 || r > 1.13 || g.LatencyUs.Mean != w.LatencyUs.Mean {
-				t.Errorf("latency: summary %+v, events %+v", g.LatencyUs, w.LatencyUs)
-			}
-			if len(got.Processes) != len(want.Processes) || got.Processes[0] != want.Processes[0] {
-				t.Errorf("processes: summary %+v, events %+v", got.Processes, want.Processes)
-			}
-			if g.DeviceQueueDepth != nil {
-				t.Errorf("a summary has no dispatch times, but its device depth is %+v", g.DeviceQueueDepth)
-			}
-		})
+		for _, by := range []struct {
+			name string
+			rows func([]event.Event) []event.Summary
+		}{{"kernel", summarize}, {"summarize", streamed}} {
+			t.Run(c.name+", "+by.name, func(t *testing.T) {
+				want := build(c.evs, Options{})
+				got := buildSummary(by.rows(c.evs), Options{})
+				w, g := want.Block, got.Block
+				if g.IOs != w.IOs || g.Reads != w.Reads || g.Writes != w.Writes || g.ReadBytes != w.ReadBytes || g.WriteBytes != w.WriteBytes {
+					t.Errorf("counts: summary %d I/Os (%d/%d, %d/%d B), events %d (%d/%d, %d/%d B)",
+						g.IOs, g.Reads, g.Writes, g.ReadBytes, g.WriteBytes, w.IOs, w.Reads, w.Writes, w.ReadBytes, w.WriteBytes)
+				}
+				if g.SpanS != w.SpanS || g.IOPS != w.IOPS {
+					t.Errorf("span %v s at %v IOPS; events %v s at %v IOPS", g.SpanS, g.IOPS, w.SpanS, w.IOPS)
+				}
+				if g.SizeBytes.P50 != c.sizeP50 || g.SizeBytes.P50ByBytes != w.SizeBytes.P50ByBytes || g.SizeBytes.Max != c.sizeMax || g.SizeBytes.Mean != w.SizeBytes.Mean {
+					t.Errorf("sizes: summary %+v, events %+v", g.SizeBytes, w.SizeBytes)
+				}
+				if g.QueueDepth.P50 != c.depth || w.QueueDepth.P50 != c.depth || g.QueueDepth.Max != w.QueueDepth.Max {
+					t.Errorf("depth: summary p50 %v max %d, events p50 %v max %d, want %v", g.QueueDepth.P50, g.QueueDepth.Max, w.QueueDepth.P50, w.QueueDepth.Max, c.depth)
+				}
+				if math.Abs(g.QueueDepth.MeanTimeWeighted-w.QueueDepth.MeanTimeWeighted) > 0.01*w.QueueDepth.MeanTimeWeighted {
+					t.Errorf("time-weighted depth: summary %v, events %v", g.QueueDepth.MeanTimeWeighted, w.QueueDepth.MeanTimeWeighted)
+				}
+				if (g.SequentialFraction >= 0.8) != c.sequential || math.Abs(g.SequentialFraction-w.SequentialFraction) > 0.01 {
+					t.Errorf("sequential: summary %v, events %v", g.SequentialFraction, w.SequentialFraction)
+				}
+				if g.IdleGapUs.Count != w.IdleGapUs.Count || math.Abs(g.IdleS-w.IdleS) > 0.001 {
+					t.Errorf("idle gaps: summary %d, %v s; events %d, %v s", g.IdleGapUs.Count, g.IdleS, w.IdleGapUs.Count, w.IdleS)
+				}
+				// Four buckets per power of two: within 12.5 % either way.
+				if r := g.LatencyUs.P50 / w.LatencyUs.P50; r < 0.88 || r > 1.13 || g.LatencyUs.Mean != w.LatencyUs.Mean {
+					t.Errorf("latency: summary %+v, events %+v", g.LatencyUs, w.LatencyUs)
+				}
+				if len(got.Processes) != len(want.Processes) || got.Processes[0] != want.Processes[0] {
+					t.Errorf("processes: summary %+v, events %+v", got.Processes, want.Processes)
+				}
+				if g.DeviceQueueDepth != nil {
+					t.Errorf("a summary has no dispatch times, but its device depth is %+v", g.DeviceQueueDepth)
+				}
+			})
+		}
 	}
+}
+
+// streamed is what ioshape's summarizer (for the tracers that print each
+// I/O) makes of events given in completion order, a CPU's buffer read a
+// little late now and then.
+func streamed(evs []event.Event) []event.Summary {
+	in := append([]event.Event(nil), evs...)
+	sort.SliceStable(in, func(i, j int) bool { return in[i].End < in[j].End })
+	for i := 0; i+8 < len(in); i += 97 { // a few read out of order
+		in[i], in[i+8] = in[i+8], in[i]
+	}
+	var rows []event.Summary
+	sum := summarizer.New(func(r *event.Summary) error {
+		rows = append(rows, *r)
+		return nil
+	})
+	for i := range in {
+		sum.Add(&in[i])
+	}
+	sum.Close()
+	return rows
 }
 
 // Rows may come in any order, and a report's time series spreads each

@@ -71,7 +71,7 @@ func SummaryOf(id, path string, m tracefile.Meta, partial bool, err error) Summa
 			sm.Status = "summary"
 		}
 		if sm.LostEvents > 0 {
-			sm.Status = "lost events"
+			sm.Status = strings.TrimPrefix(sm.Status+", lost events", ", ")
 		}
 	} else if partial {
 		sm.Status = "recording or cut short"

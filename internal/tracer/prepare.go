@@ -83,9 +83,6 @@ func Prepare(cfg Config) (Session, error) {
 	if backend == "" || backend == BackendAuto {
 		backend = autoBackend()
 	}
-	if cfg.Summary && backend != BackendNative {
-		return nil, fmt.Errorf("--summary keeps its histograms in the kernel with ioshape's own eBPF programs: it needs the native backend, not %s", backend)
-	}
 	var s Session
 	var err error
 	switch backend {

@@ -372,7 +372,7 @@ func readRing(rd *ringbuf.Reader, stop *atomic.Bool, oDirect uint64, out chan<- 
 func (s *Session) Run(ctx context.Context, sink session.Sink) (session.Result, error) {
 	plan := session.Plan{
 		Name: "the eBPF ring buffer", Remedy: "raise --perf-pages", Seeds: s.seeds, Command: s.command,
-		Start: s.start,
+		Start: s.start, KernelSummary: true,
 	}
 	res, err := session.Run(ctx, s.cfg, plan, sink)
 	s.Close() // a no-op after the tracer's Wait; needed when Start failed

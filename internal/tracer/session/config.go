@@ -41,9 +41,10 @@ type Config struct {
 	MapKeys   int
 	PerfPages int
 	Grace     time.Duration // between SIGINT and SIGKILL
-	// Summary keeps histograms in the kernel, a row per second, process,
-	// device, layer and direction, instead of a record per I/O (record
-	// --summary; native backend).
+	// Summary keeps histograms, a row per second, process, device, layer
+	// and direction, instead of a record per I/O (record --summary): in
+	// the kernel on the native backend, made of each I/O's record as it
+	// comes on the others.
 	Summary bool
 	// Raw, if set, receives a copy of the tracer's output as it was read.
 	Raw      io.Writer

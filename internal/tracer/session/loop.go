@@ -69,6 +69,10 @@ type Plan struct {
 	// many probes and then prints its final counters can need seconds,
 	// more on a loaded machine, and killing it loses those counters.
 	StopGrace time.Duration
+	// KernelSummary: with Config.Summary the tracer sends summary rows it
+	// made itself (in the kernel). Otherwise its events are summarized as
+	// they come (package summarize).
+	KernelSummary bool
 }
 
 // NotStartedError is a tracer that ended before tracing began.
@@ -97,6 +101,9 @@ func Run(ctx context.Context, cfg Config, plan Plan, sink Sink) (Result, error) 
 		}
 	}
 	l := &loop{cfg: cfg, plan: plan, st: newState(cfg.Target, sink, plan.Seeds)}
+	if cfg.Summary && !plan.KernelSummary {
+		l.st.summarizeEvents()
+	}
 	helperPid := 0
 	if len(plan.Command) > 0 {
 		h, err := StartHelper(cfg, plan.Command)
@@ -439,6 +446,9 @@ func (l *loop) awaitExitStatus(d time.Duration) {
 func (l *loop) finish() (Result, error) {
 	st := l.st
 	waitErr := l.t.Wait(&st.res)
+	if err := st.closeSummary(); err != nil && l.err == nil {
+		l.err = err
+	}
 	if !st.ready {
 		l.helper.Kill() // the command never started
 	}

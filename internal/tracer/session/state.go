@@ -9,6 +9,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/parse"
+	"github.com/ioshape/ioshape/internal/summarize"
 )
 
 // state is what a recording has learned so far.
@@ -31,6 +32,32 @@ type state struct {
 	// slowest output (a CPU's buffer) is.
 	tickOldest int64
 	tickAny    bool
+	// summary, if set, makes summary rows of the tracer's events
+	// (Config.Summary on a tracer that prints each I/O).
+	summary *summarize.Summarizer
+}
+
+// summarizeEvents has the tracer's events summarized as they come, rows
+// written in their place.
+func (st *state) summarizeEvents() {
+	st.summary = summarize.New(func(row *event.Summary) error {
+		st.res.Summarized += row.Count
+		return st.sink.WriteSummary(row)
+	})
+}
+
+// closeSummary writes the summary rows still open, and says what came
+// too late for its place in the order.
+func (st *state) closeSummary() error {
+	if st.summary == nil {
+		return nil
+	}
+	err := st.summary.Close()
+	if n := st.summary.Late(); n > 0 {
+		st.warn(fmt.Sprintf("%d events came more than %v out of time order: summarized where they came, their queue depth and stream approximate", n, time.Duration(summarize.Window)))
+	}
+	st.summary = nil
+	return err
 }
 
 func newState(t Target, sink Sink, seeds []int) *state {
@@ -75,7 +102,11 @@ func (st *state) consume(batch []parse.Record) (ready *int64, err error) {
 			if e.Flags&event.FlagKernel == 0 { // the target's own I/O, not the system's writeback
 				ownIO = true
 			}
-			if err := st.sink.Write(e); err != nil {
+			if st.summary != nil {
+				if err := st.summary.Add(e); err != nil {
+					return ready, err
+				}
+			} else if err := st.sink.Write(e); err != nil {
 				return ready, err
 			}
 		case parse.KindSummary:
