@@ -191,6 +191,9 @@ type slicer struct {
 	width   int64
 	lo, hi  int64 // slice indexes in use
 	buckets map[int64]*profile.ShapeBucket
+	// The slice the last arrival fell in: the next usually falls there too.
+	last    *profile.ShapeBucket
+	lastIdx int64
 }
 
 func newSlicer(n int, minW int64) *slicer {
@@ -207,13 +210,19 @@ func floorDiv(a, b int64) int64 {
 }
 
 func (s *slicer) add(a *profile.Arrival) {
-	s.cover(floorDiv(a.Start, s.width))
 	i := floorDiv(a.Start, s.width)
+	if s.last != nil && i == s.lastIdx {
+		s.last.Add(a)
+		return
+	}
+	s.cover(i)
+	i = floorDiv(a.Start, s.width)
 	b := s.buckets[i]
 	if b == nil {
 		b = &profile.ShapeBucket{}
 		s.buckets[i] = b
 	}
+	s.last, s.lastIdx = b, i
 	b.Add(a)
 }
 
@@ -234,6 +243,7 @@ func (s *slicer) cover(i int64) {
 // widen doubles the slices' width, merging each pair.
 func (s *slicer) widen() {
 	s.width *= 2
+	s.last = nil
 	merged := make(map[int64]*profile.ShapeBucket, len(s.buckets)/2+1)
 	for _, i := range s.indexes() { // in order: merges add up the same way every time
 		j := floorDiv(i, 2)

@@ -107,23 +107,43 @@ func arrivalActor(a *profile.Arrival) string {
 type actorTally struct {
 	bytes, ios      map[string]int64
 	total, totalIOs int64
+	// The current run of one actor's I/O, added up before the maps.
+	last             string
+	lastBytes, lastN int64
+	inRun            bool
 }
 
 func (t *actorTally) add(e *event.Event) { t.count(ActorOf(e), e.Bytes, 1) }
 
 func (t *actorTally) count(actor string, bytes, ios int64) {
+	t.total += bytes
+	t.totalIOs += ios
+	if t.inRun && actor == t.last {
+		t.lastBytes += bytes
+		t.lastN += ios
+		return
+	}
+	t.settle()
+	t.last, t.lastBytes, t.lastN, t.inRun = actor, bytes, ios, true
+}
+
+// settle adds the current run of one actor's I/O to the maps.
+func (t *actorTally) settle() {
+	if !t.inRun {
+		return
+	}
 	if t.bytes == nil {
 		t.bytes, t.ios = map[string]int64{}, map[string]int64{}
 	}
-	t.bytes[actor] += bytes
-	t.ios[actor] += ios
-	t.total += bytes
-	t.totalIOs += ios
+	t.bytes[t.last] += t.lastBytes
+	t.ios[t.last] += t.lastN
+	t.inRun = false
 }
 
 // pick returns the actors to profile, biggest first; none when the trace
 // has only one.
 func (t *actorTally) pick() []string {
+	t.settle()
 	if len(t.bytes) < 2 || t.total == 0 {
 		return nil
 	}
@@ -165,6 +185,7 @@ type trackedActor struct {
 	sweep       *profile.Sweep
 	shape       profile.ShapeBucket
 	pids        map[uint32]bool
+	lastPid     uint32
 	first, last int64
 	any         bool
 }
@@ -188,7 +209,9 @@ func (t *actorTracker) add(arr *profile.Arrival) {
 	}
 	a.sweep.Apply(arr)
 	a.shape.Add(arr)
-	a.pids[arr.Pid] = true
+	if arr.Pid != a.lastPid || len(a.pids) == 0 {
+		a.pids[arr.Pid], a.lastPid = true, arr.Pid
+	}
 	if !a.any || arr.Start < a.first {
 		a.first = arr.Start
 	}
