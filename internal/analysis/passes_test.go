@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/testutil"
@@ -63,20 +64,33 @@ func TestEventsDecodeAhead(t *testing.T) {
 	}
 }
 
-// A report's analysis reads the trace three times, its profile pass
-// standing for classify's first; its classification is the one classify
-// makes alone, in three passes of its own, and its profile is show's.
-func TestAnalyzeSharesClassifyFirstPass(t *testing.T) {
+// A report's analysis reads the trace once, and so does classify: the
+// report's classification is the one classify makes alone, and its
+// profile is show's.
+func TestAnalyzeAndClassifyReadOnce(t *testing.T) {
 	ctx := context.Background()
+	var reads int
+	watch := func(Pass) func() {
+		reads++
+		return func() {}
+	}
 	for _, path := range passTraces(t) {
 		for _, wb := range []bool{false, true} {
-			a, err := Analyze(ctx, path, profile.Options{ExcludeWriteback: wb}, classify.Options{}, nil)
+			reads = 0
+			a, err := Analyze(ctx, path, profile.Options{ExcludeWriteback: wb}, classify.Options{}, watch)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, alone, err := Classify(ctx, path, classify.Options{ExcludeWriteback: wb}, nil)
+			if reads != 1 {
+				t.Errorf("%s: a report read the trace %d times", path, reads)
+			}
+			reads = 0
+			_, alone, err := Classify(ctx, path, classify.Options{ExcludeWriteback: wb}, watch)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if reads != 1 {
+				t.Errorf("%s: classify read the trace %d times", path, reads)
 			}
 			if got, want := asJSON(t, a.Class), asJSON(t, alone); got != want {
 				t.Errorf("%s (exclude writeback %v): report's classification differs from classify's:\n%s\n%s", path, wb, got, want)
@@ -155,6 +169,28 @@ func TestOneCoreSameAsTwo(t *testing.T) {
 		runtime.GOMAXPROCS(prev)
 		if s1 != s2 || c1 != c2 || a1 != a2 {
 			t.Errorf("%s: one core and two differ: show %v, classify %v, report %v", path, s1 == s2, c1 == c2, a1 == a2)
+		}
+	}
+}
+
+// predict reads the trace once too: the model, and the classification
+// that names its phases, side by side.
+func TestPredictReadsOnce(t *testing.T) {
+	d, err := drive.Coarse("test", []float64{3000, 1500, 800, 50}, []float64{2500, 1400, 700, 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range passTraces(t) {
+		var reads int
+		res, err := Predict(context.Background(), path, nil, d, nil, func(Pass) func() {
+			reads++
+			return func() {}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reads != 1 || len(res.Phases) == 0 {
+			t.Errorf("%s: predict read the trace %d times, named %d phases", path, reads, len(res.Phases))
 		}
 	}
 }
