@@ -97,13 +97,13 @@ func ProfileOptions(opts Options) profile.Options {
 // program's shape (its own arrivals swept again, as if alone). Each
 // layer's part runs on the goroutine that aggregates the layer.
 type Pass struct {
-	opts        Options
-	keep        func(*event.Event) bool
-	first, last int64
-	seen        bool
-	tally       actorTally
-	slices      [2]*slicer       // by layer
-	actors      [2]*actorTracker // by layer
+	opts   Options
+	keep   func(*event.Event) bool
+	first  int64 // the earliest data I/O's arrival: phases count from it
+	seen   bool
+	tally  actorTally
+	slices [2]*slicer       // by layer
+	actors [2]*actorTracker // by layer
 }
 
 // NewPass returns an empty Pass.
@@ -147,9 +147,6 @@ func (p *Pass) Add(e *event.Event) {
 	p.tally.add(e)
 	if !p.seen || e.Start < p.first {
 		p.first = e.Start
-	}
-	if !p.seen || e.End > p.last {
-		p.last = e.End
 	}
 	p.seen = true
 }
