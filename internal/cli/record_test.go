@@ -174,27 +174,39 @@ func degraded(s *report.Show) bool {
 	return slices.ContainsFunc(s.Trace.Warnings, func(w string) bool { return strings.Contains(w, "could not keep up") })
 }
 
-// fioReads is the reads fio's JSON report counts, and their bytes, over
-// all its jobs.
-func fioReads(t *testing.T, dir string) (int64, int64) {
+// fioJSON is fio's JSON report, what the tests read of it.
+type fioJSON struct {
+	Jobs []struct {
+		Read struct {
+			TotalIOs int64 `json:"total_ios"`
+			IOBytes  int64 `json:"io_bytes"`
+			Clat     struct {
+				Percentile map[string]float64 `json:"percentile"`
+			} `json:"clat_ns"`
+		} `json:"read"`
+	} `json:"jobs"`
+}
+
+// readFioReport reads the report fioReport had fio write into dir.
+func readFioReport(t *testing.T, dir string) fioJSON {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "fio.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep struct {
-		Jobs []struct {
-			Read struct {
-				TotalIOs int64 `json:"total_ios"`
-				IOBytes  int64 `json:"io_bytes"`
-			} `json:"read"`
-		} `json:"jobs"`
-	}
+	var rep fioJSON
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("fio report: %v", err)
 	}
+	return rep
+}
+
+// fioReads is the reads fio's JSON report counts, and their bytes, over
+// all its jobs.
+func fioReads(t *testing.T, dir string) (int64, int64) {
+	t.Helper()
 	var did, bytes int64
-	for _, j := range rep.Jobs {
+	for _, j := range readFioReport(t, dir).Jobs {
 		did += j.Read.TotalIOs
 		bytes += j.Read.IOBytes
 	}

@@ -152,21 +152,9 @@ func view(l *profile.Layer, own ...*profile.Layer) *layerView {
 // fioClatP50Us is the median completion latency of fio's first job, µs.
 func fioClatP50Us(t *testing.T, dir string) float64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "fio.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		Jobs []struct {
-			Read struct {
-				Clat struct {
-					Percentile map[string]float64 `json:"percentile"`
-				} `json:"clat_ns"`
-			} `json:"read"`
-		} `json:"jobs"`
-	}
-	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Jobs) == 0 || rep.Jobs[0].Read.Clat.Percentile["50.000000"] == 0 {
-		t.Fatalf("fio report has no median completion latency: %v", err)
+	rep := readFioReport(t, dir)
+	if len(rep.Jobs) == 0 || rep.Jobs[0].Read.Clat.Percentile["50.000000"] == 0 {
+		t.Fatal("fio report has no median completion latency")
 	}
 	return rep.Jobs[0].Read.Clat.Percentile["50.000000"] / 1e3
 }

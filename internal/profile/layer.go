@@ -13,6 +13,48 @@ const maxDistinctSizes = 1 << 16
 
 type sizeCount struct{ count, bytes int64 }
 
+// sizeCache is the size counted last and its count: sizes repeat, and the
+// next I/O's is found without the map.
+type sizeCache struct {
+	sc  *sizeCount
+	key int64
+}
+
+// countSize counts an I/O of size bytes in sizes.
+func countSize(sizes map[int64]*sizeCount, last *sizeCache, size int64) {
+	key := size
+	sc := last.sc
+	if sc == nil || last.key != key {
+		sc = sizes[key]
+	}
+	if sc == nil {
+		if len(sizes) >= maxDistinctSizes {
+			key = (key + 4095) &^ 4095
+			sc = sizes[key]
+		}
+		if sc == nil {
+			sc = &sizeCount{}
+			sizes[key] = sc
+		}
+	}
+	last.sc, last.key = sc, key
+	sc.count++
+	sc.bytes += size
+}
+
+// mergeSizes adds src's size counts to dst's.
+func mergeSizes(dst, src map[int64]*sizeCount) {
+	for k, c := range src {
+		sc := dst[k]
+		if sc == nil {
+			sc = &sizeCount{}
+			dst[k] = sc
+		}
+		sc.count += c.count
+		sc.bytes += c.bytes
+	}
+}
+
 // layerAgg accumulates one layer (optionally one device of it) from events
 // delivered in arrival order.
 //
@@ -35,8 +77,7 @@ type layerAgg struct {
 	device                                           *depthSweep // block only: depth at the device, fed in dispatch order
 	seq                                              *seqTracker
 	fit                                              *fitSampler
-	lastSize                                         *sizeCount
-	lastSizeKey                                      int64
+	lastSize                                         sizeCache
 	// sizeSum is the exact total of sizes when the sizes map holds
 	// histogram buckets (a summary trace), 0 otherwise.
 	sizeSum int64
@@ -92,24 +133,7 @@ func (a *layerAgg) add(e *event.Event) {
 	if a.cross {
 		return
 	}
-	size := e.Size
-	sc := a.lastSize
-	if sc == nil || a.lastSizeKey != size {
-		sc = a.sizes[size]
-	}
-	if sc == nil {
-		if len(a.sizes) >= maxDistinctSizes {
-			size = (size + 4095) &^ 4095
-			sc = a.sizes[size]
-		}
-		if sc == nil {
-			sc = &sizeCount{}
-			a.sizes[size] = sc
-		}
-	}
-	a.lastSize, a.lastSizeKey = sc, size
-	sc.count++
-	sc.bytes += e.Size
+	countSize(a.sizes, &a.lastSize, e.Size)
 	a.lat.add(e.End - e.Start)
 	a.seq.add(e)
 	if e.Size > 0 && e.Errno == 0 {
@@ -190,15 +214,7 @@ func (a *layerAgg) mergeCounts(d *layerAgg) {
 
 // merge takes in a device aggregate's per-event statistics.
 func (a *layerAgg) merge(d *layerAgg) {
-	for k, c := range d.sizes {
-		sc := a.sizes[k]
-		if sc == nil {
-			sc = &sizeCount{}
-			a.sizes[k] = sc
-		}
-		sc.count += c.count
-		sc.bytes += c.bytes
-	}
+	mergeSizes(a.sizes, d.sizes)
 	a.sizeSum += d.sizeSum
 	a.lat.merge(&d.lat)
 	a.seq.merge(d.seq)

@@ -49,7 +49,7 @@ type Sweep struct {
 // NewSweep returns a Sweep that has seen nothing.
 func NewSweep() *Sweep {
 	s := &Sweep{depth: newDepthSweep(), seq: newSeqTracker()}
-	s.seq.limit = maxShapeStreams
+	s.seq.streams.Limit = maxShapeStreams
 	return s
 }
 
@@ -64,7 +64,7 @@ func (s *Sweep) Apply(a *Arrival) {
 	}
 	a.seq, a.seqKnown = false, false
 	if a.Offset >= 0 && a.Size > 0 {
-		a.seqKnown, a.seq = true, s.seq.step(streamKey{a.Dev, a.Inode}, a.Offset, a.Size)
+		a.seqKnown, a.seq = true, s.seq.step(a.Dev, a.Inode, a.Offset, a.Size)
 	}
 }
 
@@ -94,8 +94,7 @@ type bucketLayer struct {
 	first, last           int64
 	any                   bool
 	sizes                 map[int64]*sizeCount
-	lastSize              *sizeCount // sizes repeat: the last one's count, and its key
-	lastSizeKey           int64
+	lastSize              sizeCache
 	known, seq            int64
 	depths                []int64 // arrivals seen at each depth
 	arrivals              int64
@@ -123,24 +122,7 @@ func (b *bucketLayer) add(a *Arrival) {
 	if b.sizes == nil {
 		b.sizes = map[int64]*sizeCount{}
 	}
-	size := a.Size
-	sc := b.lastSize
-	if sc == nil || b.lastSizeKey != size {
-		sc = b.sizes[size]
-	}
-	if sc == nil {
-		if len(b.sizes) >= maxDistinctSizes {
-			size = (size + 4095) &^ 4095
-			sc = b.sizes[size]
-		}
-		if sc == nil {
-			sc = &sizeCount{}
-			b.sizes[size] = sc
-		}
-	}
-	b.lastSize, b.lastSizeKey = sc, size
-	sc.count++
-	sc.bytes += a.Size
+	countSize(b.sizes, &b.lastSize, a.Size)
 	if a.seqKnown {
 		b.known++
 		if a.seq {
@@ -174,15 +156,7 @@ func (b *bucketLayer) merge(o *bucketLayer) {
 	if b.sizes == nil && len(o.sizes) > 0 {
 		b.sizes = map[int64]*sizeCount{}
 	}
-	for k, c := range o.sizes {
-		sc := b.sizes[k]
-		if sc == nil {
-			sc = &sizeCount{}
-			b.sizes[k] = sc
-		}
-		sc.count += c.count
-		sc.bytes += c.bytes
-	}
+	mergeSizes(b.sizes, o.sizes)
 	b.known += o.known
 	b.seq += o.seq
 	for len(b.depths) < len(o.depths) {

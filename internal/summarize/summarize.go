@@ -12,10 +12,6 @@ import (
 // once the newest completion is twice this far past the second.
 const Window = int64(1e9)
 
-// streamHeads is how many sequential streams per device (or file) are
-// followed, as the kernel programs and the profile follow them.
-const streamHeads = 8
-
 // maxStreams bounds the devices and files whose streams are remembered;
 // past it all are forgotten and start again.
 const maxStreams = 1 << 14
@@ -28,7 +24,7 @@ type Summarizer struct {
 	head      int
 	watermark int64 // the newest completion seen
 	queues    map[queueKey]*queue
-	streams   map[streamKey]*heads
+	streams   event.Streams
 	rows      map[rowKey]*row
 	late      int64
 	released  int64 // the arrival of the last event counted
@@ -37,7 +33,7 @@ type Summarizer struct {
 
 // New returns a Summarizer that hands each finished row to emit.
 func New(emit func(*event.Summary) error) *Summarizer {
-	return &Summarizer{emit: emit, queues: map[queueKey]*queue{}, streams: map[streamKey]*heads{}, rows: map[rowKey]*row{}}
+	return &Summarizer{streams: event.Streams{Limit: maxStreams}, emit: emit, queues: map[queueKey]*queue{}, rows: map[rowKey]*row{}}
 }
 
 // Late is how many events came further out of order than Window: they
@@ -55,17 +51,6 @@ type queue struct {
 	ends      []int64 // completions of the I/Os in flight (a min-heap)
 	idleSince int64   // when it last emptied; -1: never
 	busySince int64
-}
-
-type streamKey struct {
-	dev   event.Dev
-	inode uint64
-}
-
-type heads struct {
-	next [streamHeads]int64
-	used int
-	last int
 }
 
 type rowKey struct {
@@ -157,7 +142,7 @@ func (s *Summarizer) count(e *event.Event) {
 	}
 	if e.Offset >= 0 && e.Size > 0 {
 		r.s.Located++
-		if s.continues(e) {
+		if seq, _, _ := s.streams.Next(e.Dev, e.Inode, e.Offset, e.Size); seq {
 			r.s.Sequential++
 		}
 	}
@@ -195,35 +180,6 @@ func (s *Summarizer) arrive(e *event.Event, r *row) {
 	}
 	pushMin(&q.ends, max(e.End, e.Start))
 	r.depth[event.HistBucket(int64(len(q.ends)))]++
-}
-
-// continues reports whether e starts where one of its stream's recent
-// sequences ended, and follows it.
-func (s *Summarizer) continues(e *event.Event) bool {
-	k := streamKey{e.Dev, e.Inode}
-	h := s.streams[k]
-	if h == nil {
-		if len(s.streams) >= maxStreams {
-			clear(s.streams)
-		}
-		h = &heads{}
-		s.streams[k] = h
-	}
-	end := e.Offset + e.Size
-	for i := 0; i < h.used; i++ {
-		if h.next[i] == e.Offset {
-			h.next[i], h.last = end, i
-			return true
-		}
-	}
-	slot := h.used
-	if h.used < streamHeads {
-		h.used++
-	} else {
-		slot = (h.last + 1) % streamHeads
-	}
-	h.next[slot], h.last = end, slot
-	return false
 }
 
 // emitThrough writes the rows of seconds up to and including sec.
