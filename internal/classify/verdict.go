@@ -102,15 +102,19 @@ func arrivalActor(a *profile.Arrival) string {
 	return a.Comm
 }
 
-// actorTally counts each actor's data bytes in a first pass, to pick the
+// actorTally counts each actor's data bytes and I/Os, to pick the
 // actors worth a profile of their own.
 type actorTally struct {
-	bytes, ios      map[string]int64
+	counts          map[string]*actorCount
 	total, totalIOs int64
-	// The current run of one actor's I/O, added up before the maps.
-	last             string
-	lastBytes, lastN int64
-	inRun            bool
+	// The actors counted most recently, newest first: programs take turns,
+	// and a turn finds its counts here without hashing the name.
+	recent [4]*actorCount
+}
+
+type actorCount struct {
+	name       string
+	bytes, ios int64
 }
 
 func (t *actorTally) add(e *event.Event) { t.count(ActorOf(e), e.Bytes, 1) }
@@ -118,44 +122,63 @@ func (t *actorTally) add(e *event.Event) { t.count(ActorOf(e), e.Bytes, 1) }
 func (t *actorTally) count(actor string, bytes, ios int64) {
 	t.total += bytes
 	t.totalIOs += ios
-	if t.inRun && actor == t.last {
-		t.lastBytes += bytes
-		t.lastN += ios
-		return
+	c := t.recent[0]
+	if c == nil || c.name != actor {
+		c = t.find(actor)
 	}
-	t.settle()
-	t.last, t.lastBytes, t.lastN, t.inRun = actor, bytes, ios, true
+	c.bytes += bytes
+	c.ios += ios
 }
 
-// settle adds the current run of one actor's I/O to the maps.
-func (t *actorTally) settle() {
-	if !t.inRun {
-		return
+// find returns actor's counts and makes them the most recent.
+func (t *actorTally) find(actor string) *actorCount {
+	i := 1
+	for i < len(t.recent) && t.recent[i] != nil && t.recent[i].name != actor {
+		i++
 	}
-	if t.bytes == nil {
-		t.bytes, t.ios = map[string]int64{}, map[string]int64{}
+	var c *actorCount
+	if i < len(t.recent) && t.recent[i] != nil {
+		c = t.recent[i]
+	} else {
+		if i == len(t.recent) {
+			i--
+		}
+		if t.counts == nil {
+			t.counts = map[string]*actorCount{}
+		}
+		if c = t.counts[actor]; c == nil {
+			c = &actorCount{name: actor}
+			t.counts[actor] = c
+		}
 	}
-	t.bytes[t.last] += t.lastBytes
-	t.ios[t.last] += t.lastN
-	t.inRun = false
+	copy(t.recent[1:i+1], t.recent[:i])
+	t.recent[0] = c
+	return c
+}
+
+// bytesOf is what actor moved.
+func (t *actorTally) bytesOf(actor string) int64 {
+	if c := t.counts[actor]; c != nil {
+		return c.bytes
+	}
+	return 0
 }
 
 // pick returns the actors to profile, biggest first; none when the trace
 // has only one.
 func (t *actorTally) pick() []string {
-	t.settle()
-	if len(t.bytes) < 2 || t.total == 0 {
+	if len(t.counts) < 2 || t.total == 0 {
 		return nil
 	}
 	var keys []string
-	for k, n := range t.bytes {
-		if float64(n) >= minActorShare*float64(t.total) || float64(t.ios[k]) >= minActorShare*float64(t.totalIOs) {
+	for k, c := range t.counts {
+		if float64(c.bytes) >= minActorShare*float64(t.total) || float64(c.ios) >= minActorShare*float64(t.totalIOs) {
 			keys = append(keys, k)
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if t.bytes[keys[i]] != t.bytes[keys[j]] {
-			return t.bytes[keys[i]] > t.bytes[keys[j]]
+		if bi, bj := t.counts[keys[i]].bytes, t.counts[keys[j]].bytes; bi != bj {
+			return bi > bj
 		}
 		return keys[i] < keys[j]
 	})
@@ -265,5 +288,5 @@ func newActor(name string, p *profile.Profile, processes int, first, last, origi
 	return Actor{Name: name, Kernel: name == kernelActorName, Processes: processes, Shape: s, Best: Rank(s, exp)[0],
 		StartS:     round3(float64(max(0, first-origin)) / 1e9),
 		EndS:       round3(float64(max(0, last-origin)) / 1e9),
-		BytesShare: round3(float64(t.bytes[name]) / float64(t.total))}, true
+		BytesShare: round3(float64(t.bytesOf(name)) / float64(t.total))}, true
 }

@@ -10,9 +10,14 @@ const StreamHeads = 8
 // profile's and ioshape's summaries of a tracer's output (package
 // summarize) judge "sequential" the same way with it.
 type Streams struct {
-	heads   map[streamKey]*heads
-	lastKey streamKey
-	last    *heads
+	heads map[streamKey]*heads
+	// cache holds recently used devices' and files' heads, direct-mapped
+	// by a hash of the key: a few streams take turns, and each finds its
+	// heads here without the map.
+	cache [8]struct {
+		key streamKey
+		h   *heads
+	}
 	// Limit, if set, bounds the devices and files remembered: past it they
 	// are all forgotten and start again (a crafted trace can name
 	// millions; a file read once starts no stream worth remembering).
@@ -36,8 +41,9 @@ type heads struct {
 // most recently continued stream ended.
 func (s *Streams) Next(dev Dev, inode uint64, offset, size int64) (seq bool, seek int64, prev bool) {
 	k := streamKey{dev, inode}
-	h := s.last
-	if h == nil || s.lastKey != k {
+	c := &s.cache[((uint64(dev.Major)<<32|uint64(dev.Minor))*0x9E3779B97F4A7C15^inode*0xC2B2AE3D27D4EB4F)>>61]
+	h := c.h
+	if h == nil || c.key != k {
 		if s.heads == nil {
 			s.heads = map[streamKey]*heads{}
 		}
@@ -45,11 +51,12 @@ func (s *Streams) Next(dev Dev, inode uint64, offset, size int64) (seq bool, see
 		if h == nil {
 			if s.Limit > 0 && len(s.heads) >= s.Limit {
 				clear(s.heads)
+				clear(s.cache[:])
 			}
 			h = &heads{}
 			s.heads[k] = h
 		}
-		s.lastKey, s.last = k, h
+		c.key, c.h = k, h
 	}
 	end := offset + size
 	if h.used > 0 {

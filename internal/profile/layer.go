@@ -13,20 +13,24 @@ const maxDistinctSizes = 1 << 16
 
 type sizeCount struct{ count, bytes int64 }
 
-// sizeCache is the size counted last and its count: sizes repeat, and the
-// next I/O's is found without the map.
-type sizeCache struct {
+// sizeCache holds the counts of recently seen sizes, direct-mapped by a
+// hash of the size: a workload has a handful of sizes, and most I/Os find
+// theirs here without the map.
+type sizeCache [32]struct {
 	sc  *sizeCount
 	key int64
 }
 
 // countSize counts an I/O of size bytes in sizes.
-func countSize(sizes map[int64]*sizeCount, last *sizeCache, size int64) {
-	key := size
-	sc := last.sc
-	if sc == nil || last.key != key {
-		sc = sizes[key]
+func countSize(sizes map[int64]*sizeCount, cache *sizeCache, size int64) {
+	slot := &cache[(uint64(size)*0x9E3779B97F4A7C15)>>59]
+	if slot.sc != nil && slot.key == size {
+		slot.sc.count++
+		slot.sc.bytes += size
+		return
 	}
+	key := size
+	sc := sizes[key]
 	if sc == nil {
 		if len(sizes) >= maxDistinctSizes {
 			key = (key + 4095) &^ 4095
@@ -37,7 +41,9 @@ func countSize(sizes map[int64]*sizeCount, last *sizeCache, size int64) {
 			sizes[key] = sc
 		}
 	}
-	last.sc, last.key = sc, key
+	if key == size { // a rounded size is not the key a later lookup brings
+		slot.sc, slot.key = sc, key
+	}
 	sc.count++
 	sc.bytes += size
 }

@@ -221,6 +221,12 @@ type offsetGrid struct {
 	shift uint
 	cells map[cellKey]*[2]int64
 	ios   int64
+	// cache holds recently counted cells, direct-mapped by a hash of the
+	// key: the cells an I/O lands in repeat.
+	cache [16]struct {
+		key  cellKey
+		cell *[2]int64
+	}
 }
 
 func newOffsetGrid() *offsetGrid {
@@ -233,7 +239,11 @@ func (g *offsetGrid) add(t, offset int64, write bool) {
 		g.rekey(g.width, g.shift+1)
 	}
 	k := cellKey{floorDiv(t, g.width), offset >> g.shift}
-	c := g.cells[k]
+	slot := &g.cache[(uint64(k.t)*0x9E3779B97F4A7C15^uint64(k.row)*0xC2B2AE3D27D4EB4F)>>60]
+	c := slot.cell
+	if c == nil || slot.key != k {
+		c = g.cells[k]
+	}
 	if c == nil {
 		if len(g.cells) >= maxCells {
 			g.rekey(g.width*2, g.shift)
@@ -243,6 +253,7 @@ func (g *offsetGrid) add(t, offset int64, write bool) {
 		c = &[2]int64{}
 		g.cells[k] = c
 	}
+	slot.key, slot.cell = k, c
 	if write {
 		c[1]++
 	} else {
@@ -254,6 +265,7 @@ func (g *offsetGrid) add(t, offset int64, write bool) {
 func (g *offsetGrid) rekey(width int64, shift uint) {
 	old := g.cells
 	g.cells = make(map[cellKey]*[2]int64, len(old))
+	clear(g.cache[:])
 	for k, v := range old {
 		nk := cellKey{floorDiv(k.t*g.width, width), (k.row << g.shift) >> shift}
 		c := g.cells[nk]

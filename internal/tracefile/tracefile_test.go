@@ -3,6 +3,7 @@ package tracefile
 import (
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -275,5 +276,22 @@ func TestZeroFilledTail(t *testing.T) {
 	os.WriteFile(finished, b, 0o644)
 	if _, _, err := readAll(t, finished); err == nil {
 		t.Error("a damaged finished trace read without an error")
+	}
+}
+
+// TestVarintsAsEncodingBinary checks the reader's varints, eight bytes at
+// a time where it can, against encoding/binary's, with any bytes after.
+func TestVarintsAsEncodingBinary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k := 0; k < 200_000; k++ {
+		v := rng.Uint64() >> rng.IntN(64)
+		b := binary.AppendUvarint(nil, v)
+		n := len(b)
+		for pad := rng.IntN(10); pad > 0; pad-- {
+			b = append(b, byte(rng.IntN(256)))
+		}
+		if got, i := uvSlow(b, 0); got != v || i != n {
+			t.Fatalf("%#x (% x): read %#x, %d bytes", v, b, got, i)
+		}
 	}
 }
