@@ -82,6 +82,22 @@ type bins struct {
 	base  int64 // absolute index of cols[c][0]
 	cols  [][]float64
 	empty bool
+	last  binCache
+}
+
+// binCache is the bin found last: I/Os arrive in time order, and most land
+// in the bin the one before did, found without a division.
+type binCache struct {
+	k, lo, width int64
+}
+
+// of is the bin of width that t is in.
+func (c *binCache) of(t, width int64) int64 {
+	if c.width != width || t < c.lo || t-c.lo >= width {
+		c.k = floorDiv(t, width)
+		c.lo, c.width = c.k*width, width
+	}
+	return c.k
 }
 
 func newBins(columns int) *bins {
@@ -90,6 +106,9 @@ func newBins(columns int) *bins {
 
 // cover makes bins for times lo..hi, coarsening if the span is too long.
 func (b *bins) cover(lo, hi int64) {
+	if !b.empty && lo >= b.base*b.width && hi < (b.base+int64(len(b.cols[0])))*b.width {
+		return // covered already
+	}
 	for {
 		first, last := floorDiv(lo, b.width), floorDiv(hi, b.width)
 		if b.empty {
@@ -171,7 +190,7 @@ func (b *bins) absorb(o *bins) {
 
 func (b *bins) add(col int, t int64, v float64) {
 	b.cover(t, t)
-	b.cols[col][floorDiv(t, b.width)-b.base] += v
+	b.cols[col][b.last.of(t, b.width)-b.base] += v
 }
 
 // spread adds the time [a, c) overlaps each bin to col, in nanoseconds.
@@ -180,7 +199,7 @@ func (b *bins) spread(col int, a, c int64) {
 		return
 	}
 	b.cover(a, c)
-	for k := floorDiv(a, b.width); k*b.width < c; k++ {
+	for k := b.last.of(a, b.width); k*b.width < c; k++ {
 		lo, hi := max(a, k*b.width), min(c, (k+1)*b.width)
 		if hi > lo {
 			b.cols[col][k-b.base] += float64(hi - lo)
@@ -193,7 +212,7 @@ func (b *bins) spread(col int, a, c int64) {
 func (b *bins) spreadValue(col int, a, c int64, v float64) {
 	b.cover(a, c)
 	d := float64(c - a)
-	for k := floorDiv(a, b.width); k*b.width < c; k++ {
+	for k := b.last.of(a, b.width); k*b.width < c; k++ {
 		lo, hi := max(a, k*b.width), min(c, (k+1)*b.width)
 		if hi > lo {
 			b.cols[col][k-b.base] += v * float64(hi-lo) / d
@@ -219,6 +238,7 @@ type cellKey struct {
 type offsetGrid struct {
 	width int64
 	shift uint
+	last  binCache
 	cells map[cellKey]*[2]int64
 	ios   int64
 	// cache holds recently counted cells, direct-mapped by a hash of the
@@ -238,7 +258,7 @@ func (g *offsetGrid) add(t, offset int64, write bool) {
 	for offset>>g.shift >= maxOffsetRows {
 		g.rekey(g.width, g.shift+1)
 	}
-	k := cellKey{floorDiv(t, g.width), offset >> g.shift}
+	k := cellKey{g.last.of(t, g.width), offset >> g.shift}
 	slot := &g.cache[(uint64(k.t)*0x9E3779B97F4A7C15^uint64(k.row)*0xC2B2AE3D27D4EB4F)>>60]
 	c := slot.cell
 	if c == nil || slot.key != k {
