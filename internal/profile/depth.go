@@ -20,6 +20,15 @@ type depthSweep struct {
 
 func newDepthSweep() *depthSweep { return &depthSweep{} }
 
+func (s *depthSweep) clone() *depthSweep {
+	c := *s
+	c.inflight.keys = append([]int64(nil), s.inflight.keys...)
+	c.inflight.vals = append([]struct{}(nil), s.inflight.vals...)
+	c.depths = append([]int64(nil), s.depths...)
+	c.gaps = s.gaps.clone()
+	return &c
+}
+
 func (s *depthSweep) advance(t int64) {
 	if !s.started {
 		s.now, s.started = t, true

@@ -58,6 +58,11 @@ func (h *logHist) add(v int64) {
 	h.sum += float64(v)
 }
 
+func (h logHist) clone() logHist {
+	h.counts = append([]int64(nil), h.counts...)
+	return h
+}
+
 func (h *logHist) merge(o *logHist) {
 	if o.n == 0 {
 		return

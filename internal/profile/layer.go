@@ -203,6 +203,19 @@ type SizeBucket struct {
 	Bytes int64 `json:"bytes"`
 }
 
+// takeCross makes a, a whole layer's aggregate, what it would be had it
+// swept d's events: the layer's one device so far.
+func (a *layerAgg) takeCross(d *layerAgg) {
+	a.reads, a.writes, a.flushes, a.discards, a.others, a.errors, a.clones = d.reads, d.writes, d.flushes, d.discards, d.others, d.errors, d.clones
+	a.readBytes, a.writeBytes = d.readBytes, d.writeBytes
+	a.first, a.last, a.any, a.prevArrival = d.first, d.last, d.any, d.prevArrival
+	a.inter = d.inter.clone()
+	a.depth = d.depth.clone()
+	if d.device != nil {
+		a.device = d.device.clone()
+	}
+}
+
 // mergeCounts is merge for folding a device into "other", many times over:
 // a fit sample that holds every I/O it saw is added point by point rather
 // than re-thinned.

@@ -72,3 +72,45 @@ func TestParallelSameProfile(t *testing.T) {
 		}
 	}
 }
+
+// While a layer has one device, the layer's sweep is left to the device's
+// and copied when a second device comes: the profile, its series and the
+// arrivals handed on are those of a layer swept on its own from the start.
+func TestOneDeviceSweepIsTheLayers(t *testing.T) {
+	base := mixedTrace(40_000)
+	for _, joinAt := range []int{-1, 0, 1, 20_000, 39_990} { // where a second device joins; -1: never
+		evs := append([]event.Event(nil), base...)
+		for i := range evs {
+			evs[i].Dev.Minor = 0
+			if joinAt >= 0 && i >= joinAt && i%3 == 0 {
+				evs[i].Dev.Minor = 1
+			}
+		}
+		run := func(solo bool) (string, []Arrival) {
+			var got []Arrival
+			keep := func(a *Arrival) { got = append(got, *a) }
+			b := NewBuilder(Options{Series: true, OnArrival: [2]func(*Arrival){keep, keep}})
+			for _, h := range b.halves {
+				h.soloOff = !solo
+			}
+			for k := range evs {
+				b.Add(&evs[k])
+			}
+			j, _ := json.Marshal(b.Finish())
+			return string(j), got
+		}
+		want, wantArr := run(false)
+		got, gotArr := run(true)
+		if got != want {
+			t.Fatalf("second device at %d: the profile differs:\n%s\n%s", joinAt, got, want)
+		}
+		if len(gotArr) != len(wantArr) || len(gotArr) < 30_000 {
+			t.Fatalf("second device at %d: %d arrivals, want %d", joinAt, len(gotArr), len(wantArr))
+		}
+		for i := range gotArr {
+			if gotArr[i] != wantArr[i] {
+				t.Fatalf("second device at %d: arrival %d is %+v, want %+v", joinAt, i, gotArr[i], wantArr[i])
+			}
+		}
+	}
+}

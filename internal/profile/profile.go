@@ -151,6 +151,12 @@ type layerHalf struct {
 	series   *seriesBuilder
 	lastDev  event.Dev
 	lastAgg  *layerAgg
+	// solo is the layer's one device while it has only one (most traces):
+	// the layer's sweep in arrival order is then the device's, so agg is
+	// left alone until a second device comes and takes a copy of it.
+	// Summary rows (which feed agg themselves) turn it off.
+	solo    *layerAgg
+	soloOff bool
 	// onArrival is Options.OnArrival for this layer, scratch what it is
 	// handed.
 	onArrival func(*Arrival)
@@ -257,19 +263,33 @@ func (h *layerHalf) add(e *event.Event) {
 }
 
 func (h *layerHalf) emitArrival(e *event.Event) {
+	dev := h.devAgg(e.Dev)
+	cross := h.cross()
 	if h.onArrival != nil && e.Op.IsData() {
-		gaps, dev := h.agg.depth.gaps.sum, h.devAgg(e.Dev)
-		known, seq := dev.seq.known, dev.seq.seq
-		h.agg.add(e)
+		gaps, known, seq := cross.depth.gaps.sum, dev.seq.known, dev.seq.seq
+		if cross != dev {
+			cross.add(e)
+		}
 		dev.add(e)
 		h.report(e, gaps, known, seq, dev)
 	} else {
-		h.agg.add(e)
-		h.devAgg(e.Dev).add(e)
+		if cross != dev {
+			cross.add(e)
+		}
+		dev.add(e)
 	}
 	if h.series != nil {
 		h.series.add(e)
 	}
+}
+
+// cross is the aggregate that sweeps the whole layer in arrival order: the
+// one device's while there is only one.
+func (h *layerHalf) cross() *layerAgg {
+	if h.solo != nil {
+		return h.solo
+	}
+	return h.agg
 }
 
 // dispatched is what the device-depth sweep needs of a block request.
@@ -279,8 +299,11 @@ type dispatched struct {
 }
 
 func (h *layerHalf) emitDispatch(d *dispatched) {
-	h.agg.device.arrive(d.at, d.end)
-	h.devAgg(d.dev).device.arrive(d.at, d.end)
+	dev := h.devAgg(d.dev)
+	if h.solo == nil {
+		h.agg.device.arrive(d.at, d.end)
+	}
+	dev.device.arrive(d.at, d.end)
 }
 
 func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
@@ -291,6 +314,13 @@ func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
 	if d == nil {
 		h.makeRoomForDevice()
 		d = newLayerAgg(h.layer == event.Block, false)
+		switch {
+		case h.solo != nil: // a second device: the layer's sweep goes on from the first's
+			h.agg.takeCross(h.solo)
+			h.solo = nil
+		case len(h.devs) == 0 && !h.soloOff:
+			h.solo = d
+		}
 		h.devs[dev] = d
 		h.devCount++
 	}
@@ -304,6 +334,10 @@ func (h *layerHalf) finish() {
 	h.arrival.flush()
 	if h.dispatch != nil {
 		h.dispatch.flush()
+	}
+	if h.solo != nil {
+		h.agg.takeCross(h.solo)
+		h.solo = nil
 	}
 	devs := make([]event.Dev, 0, len(h.devs))
 	for d := range h.devs {

@@ -76,8 +76,9 @@ func (h *layerHalf) report(e *event.Event, gaps float64, known, seq int64, dev *
 	*a = Arrival{Start: e.Start, End: e.End, Offset: e.Offset, Size: e.Size, Bytes: e.Bytes, Inode: e.Inode,
 		Dev: e.Dev, Layer: e.Layer, Op: e.Op, Flags: e.Flags, Pid: e.Pid, Comm: e.Comm}
 	if e.Flags&event.FlagCopySource == 0 {
-		a.depth = h.agg.depth.inflight.len()
-		a.idle = int64(h.agg.depth.gaps.sum - gaps)
+		cross := h.cross()
+		a.depth = cross.depth.inflight.len()
+		a.idle = int64(cross.depth.gaps.sum - gaps)
 	}
 	a.seqKnown, a.seq = dev.seq.known > known, dev.seq.seq > seq
 	h.onArrival(a)
