@@ -121,6 +121,7 @@ func NewPass(opts Options) *Pass {
 		p.slices[l] = newSlicer(opts.Windows, opts.MinWindowNs)
 		p.actors[l] = newActorTracker()
 	}
+	go ExpectedShapes() // the catalog's shapes, ready by the end of the read
 	return p
 }
 

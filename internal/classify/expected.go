@@ -1,6 +1,9 @@
 package classify
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
 // Expected is a pattern with the shape its simulated stream profiles to.
 type Expected struct {
@@ -22,12 +25,29 @@ func ExpectedShapes() ([]Expected, error) {
 			expectedErr = err
 			return
 		}
+		// Each pattern's simulation is its own: they run on every core.
+		shapes := make([]Shape, len(pats))
+		ok := make([]bool, len(pats))
+		var next sync.WaitGroup
+		work := make(chan int)
+		for range runtime.GOMAXPROCS(0) {
+			next.Add(1)
+			go func() {
+				defer next.Done()
+				for i := range work {
+					shapes[i], ok[i] = ShapeOf(ExpectedProfile(&pats[i]))
+				}
+			}()
+		}
 		for i := range pats {
-			s, ok := ShapeOf(ExpectedProfile(&pats[i]))
-			if !ok {
-				continue
+			work <- i
+		}
+		close(work)
+		next.Wait()
+		for i := range pats {
+			if ok[i] {
+				expected = append(expected, Expected{Pattern: &pats[i], Shape: shapes[i]})
 			}
-			expected = append(expected, Expected{Pattern: &pats[i], Shape: s})
 		}
 	})
 	return expected, expectedErr
