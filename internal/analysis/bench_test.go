@@ -218,9 +218,9 @@ func BenchmarkDecodeOnly(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
 }
 
-// BenchmarkPredict is predict on a long trace: the model keeps what it
-// needs of each I/O in memory (about 50 bytes per call or request), so
-// its peak heap grows with the trace, unlike the profile's. Run:
+// BenchmarkPredict is predict on a long trace: the model holds the I/O of
+// the last ten seconds of trace time, so its peak heap is the same at 1 M
+// and 10 M events. Run:
 //
 //	go test ./internal/analysis -run '^$' -bench Predict -benchtime 1x
 func BenchmarkPredict(b *testing.B) {

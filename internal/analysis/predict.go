@@ -37,6 +37,18 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 		}
 		b.SetSynchronous(sync)
 	}
+	// The model runs as the trace is read, for each drive it may have been
+	// recorded on: which one is known only from the bytes each device moved
+	// in the whole trace.
+	froms := []*drive.Profile{from}
+	if from == nil {
+		froms = recordedOnCandidates(meta, known)
+	}
+	var streamed []predict.From
+	for _, f := range froms {
+		streamed = append(streamed, predict.From{Profile: f, Unthrottled: unthrottled(f, known)})
+	}
+	b.Stream(to, unthrottled(to, known), streamed)
 	// One read: the model, and the classification that names its phases.
 	copts := classifyOptions(path, classify.Options{})
 	pass := classify.NewPass(copts)
@@ -71,7 +83,6 @@ func Predict(ctx context.Context, path string, from, to *drive.Profile, known []
 	if from == nil {
 		from = RecordedOn(meta, b.DeviceBytes(), known)
 	}
-	b.SetUnthrottled(unthrottled(from, known), unthrottled(to, known))
 	return b.Predict(from, to, recorded, bounds)
 }
 
@@ -85,11 +96,7 @@ func RecordedOn(meta tracefile.Meta, byDev map[event.Dev]int64, known []*drive.P
 	}
 	byDisk := map[string]int64{}
 	for _, d := range meta.Footer.Devices {
-		disk := d.Disk
-		if disk == "" {
-			disk = d.Name
-		}
-		byDisk[disk] += byDev[event.Dev{Major: d.Major, Minor: d.Minor}]
+		byDisk[diskOf(d)] += byDev[event.Dev{Major: d.Major, Minor: d.Minor}]
 	}
 	disk, most := "", int64(0)
 	for name, n := range byDisk {
@@ -97,9 +104,18 @@ func RecordedOn(meta tracefile.Meta, byDev map[event.Dev]int64, known []*drive.P
 			disk, most = name, n
 		}
 	}
+	if most == 0 {
+		return nil
+	}
+	return newestOf(meta, disk, known)
+}
+
+// newestOf is the newest profile in known of a disk as the trace saw it:
+// the same host and I/O cgroup; nil if none is.
+func newestOf(meta tracefile.Meta, disk string, known []*drive.Profile) *drive.Profile {
 	var best *drive.Profile
 	for _, p := range known {
-		if most == 0 || p.Coarse || p.Host != meta.Header.Host || p.Cgroup != meta.Header.Target.Cgroup || p.Device != disk {
+		if p.Coarse || p.Host != meta.Header.Host || p.Cgroup != meta.Header.Target.Cgroup || p.Device != disk {
 			continue
 		}
 		if best == nil || p.Date.After(best.Date) {
@@ -107,6 +123,35 @@ func RecordedOn(meta tracefile.Meta, byDev map[event.Dev]int64, known []*drive.P
 		}
 	}
 	return best
+}
+
+// diskOf is the whole disk a device is or is part of.
+func diskOf(d event.Device) string {
+	if d.Disk != "" {
+		return d.Disk
+	}
+	return d.Name
+}
+
+// recordedOnCandidates are the profiles RecordedOn may choose, whatever
+// bytes the trace's devices moved: none, and the newest of each disk.
+func recordedOnCandidates(meta tracefile.Meta, known []*drive.Profile) []*drive.Profile {
+	out := []*drive.Profile{nil}
+	if meta.Footer == nil {
+		return out
+	}
+	seen := map[string]bool{}
+	for _, d := range meta.Footer.Devices {
+		disk := diskOf(d)
+		if seen[disk] {
+			continue
+		}
+		seen[disk] = true
+		if p := newestOf(meta, disk, known); p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // unthrottled is, for a drive benched inside a cgroup v1 blkio cgroup,

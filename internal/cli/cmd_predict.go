@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,7 +78,6 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 	if err != nil {
 		return err
 	}
-	warnPredictMemory(g, path)
 	res, err := analysis.Predict(ctx, path, from, d, known, g.watch)
 	if errors.Is(err, predict.ErrNoIO) {
 		return fmt.Errorf("%s: %w", arg, err)
@@ -174,43 +172,4 @@ func writePrediction(g *globals, arg string, d *drive.Profile, r *predict.Result
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-}
-
-// predictBytesPerEvent is what predict's model keeps of each event (peak
-// heap ÷ events, BenchmarkPredict: 4.1 GiB for 10 M).
-const predictBytesPerEvent = 440
-
-// warnPredictMemory says, before a long read, when the model of a trace
-// will need more than half the memory available: it keeps every call and
-// request (issue 15), and being killed for memory after minutes says
-// nothing.
-func warnPredictMemory(g *globals, path string) {
-	meta, err := analysis.Meta(path)
-	if err != nil || meta.Footer == nil {
-		return
-	}
-	need := meta.Footer.Events * predictBytesPerEvent
-	if avail := memAvailable(); avail > 0 && need > avail/2 {
-		fmt.Fprintf(g.stderr, "note: predict keeps each I/O of the trace in memory: about %s for its %d events, with %s available\n",
-			report.Bytes(need), meta.Footer.Events, report.Bytes(avail))
-	}
-}
-
-// memAvailable is the memory the kernel says is available (Linux), 0 if
-// unknown.
-var memAvailable = func() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
 }

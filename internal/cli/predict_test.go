@@ -242,24 +242,3 @@ func TestExportIologPerThread(t *testing.T) {
 		t.Errorf("--per-thread to standard output: exit %d, %q", r.code, r.stderr)
 	}
 }
-
-// predict keeps every I/O in memory: when that would take more than half
-// of what is available, it says so before the long read.
-func TestPredictWarnsOfItsMemory(t *testing.T) {
-	trace := testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace")
-	if memAvailable() <= 0 {
-		t.Fatal("no MemAvailable in /proc/meminfo")
-	}
-	var quiet strings.Builder
-	warnPredictMemory(&globals{stderr: &quiet}, trace)
-	if quiet.Len() > 0 {
-		t.Fatalf("a small trace warned: %s", quiet.String())
-	}
-	defer func(f func() int64) { memAvailable = f }(memAvailable)
-	memAvailable = func() int64 { return 64 << 10 }
-	var note strings.Builder
-	warnPredictMemory(&globals{stderr: &note}, trace)
-	if got := note.String(); !strings.HasPrefix(got, "note: predict keeps each I/O of the trace in memory: about ") || !strings.HasSuffix(got, "with 64 KiB available\n") {
-		t.Fatalf("memory note %q", got)
-	}
-}

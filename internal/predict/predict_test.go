@@ -2,6 +2,10 @@ package predict
 
 import (
 	"math"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/drive"
@@ -444,4 +448,111 @@ func TestWritebackMerges(t *testing.T) {
 	// 16 MB at 1,000 MB/s: 16.4 ms, for the 190 ms the recording's
 	// requests took (the 10 ms sync was not waiting for them stays).
 	near(t, "predicted", res.PredictedS, round(0.200-0.190+1000*16384/1e9))
+}
+
+// streamed runs the model on events as they come, for one pair of drives.
+func streamed(evs []event.Event, from, to *drive.Profile, recordedNs int64) (*Result, *engine, error) {
+	b := NewBuilder()
+	b.Stream(to, nil, []From{{Profile: from}})
+	for i := range evs {
+		b.Add(&evs[i])
+	}
+	res, err := b.Predict(from, to, recordedNs, nil)
+	return res, b.engines[0], err
+}
+
+// chainEvents is chain's events, in the order a tracer writes them: each
+// when it completes.
+func chainEvents(pid uint32, n int, at, callUs, reqUs, thinkUs int64) ([]event.Event, int64) {
+	var evs []event.Event
+	for i := range n {
+		off := int64(i*7919%1000) * 1 << 20
+		evs = append(evs,
+			event.Event{Layer: event.Block, Op: event.Read, Start: at + 2*us, End: at + (2+reqUs)*us, Size: 4096, Bytes: 4096, Offset: off, Pid: pid},
+			event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + callUs*us, Size: 4096, Bytes: 4096, Offset: off, Pid: pid, Tid: pid})
+		at += (callUs + thinkUs) * us
+	}
+	return evs, at
+}
+
+// Streamed, the model holds the I/O of about ten seconds of trace, not the
+// trace: 200 s of a serial chain (400,000 events) predict as the chain's
+// arithmetic says with at most 12 s of its I/O held at once.
+func TestStreamHoldsAWindow(t *testing.T) {
+	evs, end := chainEvents(7, 200_000, 0, 100, 96, 900) // 1,000 calls a second
+	res, en, err := streamed(evs, nil, flat("fast", 19.2, 1), end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each call waits 96 µs of its 100; the new drive takes 19.2.
+	near(t, "predicted", res.PredictedS, 200-200_000*(96-19.2)*1e-6)
+	if perSecond := 2000; en.peakHeld > 12*perSecond || en.peakHeld < 2*perSecond {
+		t.Errorf("held %d I/Os at most, want about ten seconds' (%d a second)", en.peakHeld, perSecond)
+	}
+}
+
+// The order events come in does not matter within the ten seconds the
+// model re-sorts: completion order, arrival order and a shuffle of
+// everything within 5 s predict alike, for calls that wait for their own
+// reads, an fsync that waits 6 s for a flusher's writes, and a process
+// that faults pages in outside its calls.
+func TestStreamOrder(t *testing.T) {
+	evs, at := chainEvents(7, 3000, 0, 100, 96, 900)
+	sync := event.Event{Layer: event.Syscall, Op: event.Flush, Start: at, End: at + 6e9, Pid: 9, Tid: 9, Flags: event.FlagBlocked, Blocked: 59e8}
+	evs = append(evs, sync)
+	for k := int64(0); k < 600; k++ {
+		s := at + k*10e6
+		evs = append(evs, event.Event{Layer: event.Block, Op: event.Write, Start: s, End: s + 9e6, Size: 1 << 20, Bytes: 1 << 20, Offset: k << 20, Pid: 40, Comm: "kworker/u8:1", Flags: event.FlagKernel})
+	}
+	for k := int64(0); k < 400; k++ {
+		s := at + 7e9 + k*2e6
+		evs = append(evs, event.Event{Layer: event.Block, Op: event.Read, Start: s, End: s + 1e6, Size: 4096, Bytes: 4096, Offset: k * 7 << 20, Pid: 11, Comm: "launch"})
+	}
+	end := at + 8e9
+	sortBy := func(key func(*event.Event) int64) []event.Event {
+		out := append([]event.Event(nil), evs...)
+		sort.SliceStable(out, func(i, j int) bool { return key(&out[i]) < key(&out[j]) })
+		return out
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	orders := map[string][]event.Event{
+		"completion": sortBy(func(e *event.Event) int64 { return e.End }),
+		"arrival":    sortBy(func(e *event.Event) int64 { return e.Start }),
+		"shuffled":   sortBy(func(e *event.Event) int64 { return e.End + rng.Int64N(5e9) }),
+	}
+	from, to := flat("was", 96, 1), flat("fast", 24, 1)
+	want, en, err := streamed(orders["completion"], from, to, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en.late != 0 || !(want.PredictedS < want.RecordedS) || len(want.Processes) != 3 {
+		t.Fatalf("completion order: %d late, %+v", en.late, want)
+	}
+	for name, evs := range orders {
+		got, _, err := streamed(evs, from, to, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s order predicts %+v, want %+v", name, got, want)
+		}
+	}
+}
+
+// A call that outlasts the re-sorting window is matched with what is
+// still held, and the prediction says so.
+func TestStreamLongerThanTheWindow(t *testing.T) {
+	var evs []event.Event
+	for k := int64(0); k < 1500; k++ {
+		s := k * 10e6
+		evs = append(evs, event.Event{Layer: event.Block, Op: event.Write, Start: s, End: s + 9e6, Size: 1 << 20, Bytes: 1 << 20, Offset: k << 20, Pid: 40, Comm: "kworker/u8:1", Flags: event.FlagKernel})
+	}
+	evs = append(evs, event.Event{Layer: event.Syscall, Op: event.Flush, Start: 0, End: 15e9, Pid: 9, Tid: 9, Flags: event.FlagBlocked, Blocked: 149e8})
+	res, en, err := streamed(evs, flat("was", 9000, 1), flat("fast", 900, 1), 15e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en.late != 1 || !(res.PredictedS < 15) || !strings.Contains(strings.Join(res.Notes, " "), "matched as they came") {
+		t.Errorf("%d late, %+v", en.late, res)
+	}
 }

@@ -1,11 +1,13 @@
 package profile
 
+import "github.com/ioshape/ioshape/internal/order"
+
 // depthSweep walks I/Os in arrival order and keeps the set in flight: the
 // depth each arrival sees (itself included, so one I/O at a time is depth
 // 1), the time-weighted depth, busy time, and idle gaps (from the last
 // completion to the next arrival while nothing was in flight).
 type depthSweep struct {
-	inflight  minHeap[struct{}]
+	inflight  order.Heap[struct{}]
 	now       int64
 	started   bool
 	integral  float64 // depth × ns
@@ -22,8 +24,7 @@ func newDepthSweep() *depthSweep { return &depthSweep{} }
 
 func (s *depthSweep) clone() *depthSweep {
 	c := *s
-	c.inflight.keys = append([]int64(nil), s.inflight.keys...)
-	c.inflight.vals = append([]struct{}(nil), s.inflight.vals...)
+	c.inflight = s.inflight.Clone()
 	c.depths = append([]int64(nil), s.depths...)
 	c.gaps = s.gaps.clone()
 	return &c
@@ -37,7 +38,7 @@ func (s *depthSweep) advance(t int64) {
 	if t <= s.now {
 		return
 	}
-	d := s.inflight.len()
+	d := s.inflight.Len()
 	s.integral += float64(d) * float64(t-s.now)
 	if d > 0 {
 		s.busy += t - s.now
@@ -46,11 +47,11 @@ func (s *depthSweep) advance(t int64) {
 }
 
 func (s *depthSweep) completeUpTo(t int64) {
-	for s.inflight.len() > 0 && s.inflight.minKey() <= t {
-		c := s.inflight.minKey()
+	for s.inflight.Len() > 0 && s.inflight.MinKey() <= t {
+		c := s.inflight.MinKey()
 		s.advance(c) // the interval up to c still had c in flight
-		s.inflight.pop()
-		if s.inflight.len() == 0 {
+		s.inflight.Pop()
+		if s.inflight.Len() == 0 {
 			s.idleSince, s.idle = c, true
 		}
 	}
@@ -60,15 +61,15 @@ func (s *depthSweep) completeUpTo(t int64) {
 func (s *depthSweep) arrive(a, c int64) {
 	s.completeUpTo(a)
 	s.advance(a)
-	if s.idle && s.inflight.len() == 0 && a >= s.idleSince {
+	if s.idle && s.inflight.Len() == 0 && a >= s.idleSince {
 		s.gaps.add(a - s.idleSince)
 	}
 	s.idle = false
 	if c < a {
 		c = a
 	}
-	s.inflight.push(c, struct{}{})
-	d := s.inflight.len()
+	s.inflight.Push(c, struct{}{})
+	d := s.inflight.Len()
 	for d >= len(s.depths) {
 		s.depths = append(s.depths, 0)
 	}

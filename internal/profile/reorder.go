@@ -1,5 +1,7 @@
 package profile
 
+import "github.com/ioshape/ioshape/internal/order"
+
 // reorder re-sorts items by a time key. Tracers emit an I/O when it
 // completes, and per-CPU buffers arrive out of time order; an item whose
 // key is older than the newest completion seen minus the window can no
@@ -16,13 +18,8 @@ type reorder[T any] struct {
 	released  int64 // key of the last released item
 	started   bool
 	late      int64
-	// keys and items, sorted by key from head on. Tracer output is nearly
-	// sorted, so an item usually goes at the end; otherwise a binary search
-	// finds its place and the (short) tail shifts.
-	keys  []int64
-	items []T
-	head  int
-	emit  func(*T)
+	held      order.Queue[T]
+	emit      func(*T)
 }
 
 const minWindow = int64(20e6) // 20 ms
@@ -42,57 +39,24 @@ func (r *reorder[T]) push(key, end int64, v *T) {
 		r.emit(v)
 		return
 	}
-	n := len(r.keys)
-	if n == r.head || r.keys[n-1] <= key {
-		r.keys = append(r.keys, key)
-		r.items = append(r.items, *v)
-	} else {
-		lo, hi := r.head, n // first index with a key greater than key
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if r.keys[m] <= key {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		var zero T
-		r.keys = append(r.keys, 0)
-		r.items = append(r.items, zero)
-		copy(r.keys[lo+1:], r.keys[lo:n])
-		copy(r.items[lo+1:], r.items[lo:n])
-		r.keys[lo], r.items[lo] = key, *v
-	}
+	r.held.Push(key, v)
 	if end > r.watermark {
 		r.watermark = end
 	}
 	limit := r.watermark - r.window
-	for r.head < len(r.keys) && r.keys[r.head] < limit {
+	for r.held.Len() > 0 && r.held.MinKey() < limit {
 		r.pop()
 	}
-	r.compact()
 }
 
 func (r *reorder[T]) pop() {
-	r.released, r.started = r.keys[r.head], true
-	r.emit(&r.items[r.head])
-	r.head++ // the slot keeps its item until overwritten: memory stays one window's
-}
-
-// compact moves the live items to the front once the released ones are
-// the larger part, so memory stays that of one window.
-func (r *reorder[T]) compact() {
-	if r.head < 1024 || r.head < len(r.keys)/2 {
-		return
-	}
-	n := copy(r.keys, r.keys[r.head:])
-	copy(r.items, r.items[r.head:])
-	r.keys, r.items, r.head = r.keys[:n], r.items[:n], 0
+	r.released, r.started = r.held.MinKey(), true
+	r.emit(r.held.Front())
+	r.held.Drop()
 }
 
 func (r *reorder[T]) flush() {
-	for r.head < len(r.keys) {
+	for r.held.Len() > 0 {
 		r.pop()
 	}
-	r.keys, r.items, r.head = r.keys[:0], r.items[:0], 0
 }

@@ -59,7 +59,7 @@ func (s *Sweep) Apply(a *Arrival) {
 	if a.Flags&event.FlagCopySource == 0 {
 		gaps := s.depth.gaps.sum
 		s.depth.arrive(a.Start, a.End)
-		a.depth = s.depth.inflight.len()
+		a.depth = s.depth.inflight.Len()
 		a.idle = int64(s.depth.gaps.sum - gaps)
 	}
 	a.seq, a.seqKnown = false, false
@@ -77,7 +77,7 @@ func (h *layerHalf) report(e *event.Event, gaps float64, known, seq int64, dev *
 		Dev: e.Dev, Layer: e.Layer, Op: e.Op, Flags: e.Flags, Pid: e.Pid, Comm: e.Comm}
 	if e.Flags&event.FlagCopySource == 0 {
 		cross := h.cross()
-		a.depth = cross.depth.inflight.len()
+		a.depth = cross.depth.inflight.Len()
 		a.idle = int64(cross.depth.gaps.sum - gaps)
 	}
 	a.seqKnown, a.seq = dev.seq.known > known, dev.seq.seq > seq

@@ -1,0 +1,278 @@
+package predict
+
+import (
+	"math"
+	"slices"
+)
+
+// accumulator takes matched items in arrival order and keeps, in memory
+// that does not grow with the trace, what the prediction needs: each
+// process's drive-bound time and computation (summed per program at the
+// end), and the busy periods — the stretches with some drive-bound item
+// outstanding — as the coefficients of their saving.
+//
+// A period's predicted length is its recorded length times Σ new ÷ Σ
+// recorded lengths of its items, and an item's new length is
+// base + A·asleep + T·toNs, where base (its length, computation change
+// included, less its time asleep) is known when it is matched and A or T
+// (its program's new waiting per recorded sleep, or per new drive time
+// where it never slept) only once the whole trace is summed. The saving
+// is linear in them: each period leaves its constant part and, per
+// process, the factors of A and T — in the time slice it starts in (for
+// the phases) and in its process's own periods (for the processes).
+type accumulator struct {
+	pids   map[uint32]*pidSums
+	tids   map[uint32]*tidLast
+	whole  period
+	slices timeSlices
+	busy   float64
+}
+
+// pidSums is one process's part.
+type pidSums struct {
+	first, last int64
+	bound       bool // some item of it waited for the drive
+	waitSums
+	// Its own busy periods: the one open, and the closed ones' saving
+	// as g − A·ca − T·ct.
+	own       period
+	g, ca, ct float64
+}
+
+// waitSums are a process's or a program's drive-bound time, summed over
+// its items (ns).
+type waitSums struct {
+	asleep, from, to   float64
+	cpu                float64 // computation, in and between its threads' items
+	overlap            float64 // readahead's recorded time not slept through
+	fromAhead, toAhead float64 // readahead's share of from and to
+	sync               float64 // from spent on its CPU (bio-based devices)
+	aheadSync          bool    // its readahead was on a bio-based device
+	cpuDelta           float64 // how its computation changes on the new drive
+}
+
+func (w *waitSums) merge(o *waitSums) {
+	w.asleep += o.asleep
+	w.from += o.from
+	w.to += o.to
+	w.cpu += o.cpu
+	w.overlap += o.overlap
+	w.fromAhead += o.fromAhead
+	w.toAhead += o.toAhead
+	w.sync += o.sync
+	w.aheadSync = w.aheadSync || o.aheadSync
+	w.cpuDelta += o.cpuDelta
+}
+
+// tidLast is a thread's latest item: the computation until its next
+// (bounded by the readahead it set going) may run alongside that
+// readahead.
+type tidLast struct {
+	end                int64
+	fromAhead, toAhead float64
+}
+
+// period is a busy period being built.
+type period struct {
+	open         bool
+	start, end   float64
+	sumRec, base float64
+	parts        []part
+}
+
+// part is a process's share of a period: its items' sleep and new drive
+// time.
+type part struct {
+	pid        uint32
+	asleep, to float64
+}
+
+func (p *period) add(it *item) {
+	s, e := float64(it.start), float64(it.end)
+	if !p.open {
+		*p = period{open: true, start: s, end: e, parts: p.parts[:0]}
+	}
+	p.start, p.end = math.Min(p.start, s), math.Max(p.end, e) // an item that came late may start earlier
+	p.sumRec += it.len()
+	p.base += it.len() + it.cpuDelta - it.asleep
+	for i := range p.parts {
+		if p.parts[i].pid == it.pid {
+			p.parts[i].asleep += it.asleep
+			p.parts[i].to += it.toNs
+			return
+		}
+	}
+	p.parts = append(p.parts, part{it.pid, it.asleep, it.toNs})
+}
+
+// weight is the share of a period's items' summed new length that comes
+// off its recorded length: the period shrinks by len − weight·Σ new.
+func (p *period) weight() (length, w float64) {
+	length = p.end - p.start
+	return length, length / p.sumRec
+}
+
+func (a *accumulator) init() {
+	a.pids = map[uint32]*pidSums{}
+	a.tids = map[uint32]*tidLast{}
+	a.slices.init()
+}
+
+// add takes the next matched item in arrival order.
+func (a *accumulator) add(e *engine, it *item) {
+	p := a.pids[it.pid]
+	if p == nil {
+		p = &pidSums{first: it.start, last: it.end}
+		a.pids[it.pid] = p
+	}
+	p.first, p.last = min(p.first, it.start), max(p.last, it.end)
+	if it.bound {
+		p.bound = true
+		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs,
+			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep)})
+	}
+	p.cpu += math.Max(0, it.len()-it.asleep-it.syncNs)
+	t := a.tids[it.tid]
+	if t == nil {
+		t = &tidLast{}
+		a.tids[it.tid] = t
+	} else if it.start > t.end {
+		p.cpu += math.Min(float64(it.start-t.end), math.Max(t.fromAhead, t.toAhead))
+	}
+	*t = tidLast{it.end, it.fromAheadNs, it.toAheadNs}
+	if !it.bound || it.end <= it.start {
+		return
+	}
+	if a.whole.open && float64(it.start) > a.whole.end {
+		a.closeWhole()
+	}
+	a.whole.add(it)
+	if p.own.open && float64(it.start) > p.own.end {
+		p.closeOwn()
+	}
+	p.own.add(it)
+}
+
+func (a *accumulator) closeWhole() {
+	length, w := a.whole.weight()
+	a.busy += length
+	s := a.slices.at(int64(a.whole.start))
+	s.g += length - w*a.whole.base
+	for _, pt := range a.whole.parts {
+		c := s.parts[pt.pid]
+		if c == nil {
+			c = &[2]float64{}
+			s.parts[pt.pid] = c
+		}
+		c[0] += w * pt.asleep
+		c[1] += w * pt.to
+	}
+	a.whole.open = false
+}
+
+func (p *pidSums) closeOwn() {
+	length, w := p.own.weight()
+	p.g += length - w*p.own.base
+	for _, pt := range p.own.parts {
+		p.ca += w * pt.asleep
+		p.ct += w * pt.to
+	}
+	p.own.open = false
+}
+
+// close ends the periods still open.
+func (a *accumulator) close() {
+	if a.whole.open {
+		a.closeWhole()
+	}
+	for _, p := range a.pids {
+		if p.own.open {
+			p.closeOwn()
+		}
+	}
+}
+
+// timeSlices hold the periods' coefficients by the time they start: slices
+// 100 ms ÷ 64 × 2ᵏ wide at multiples of their width, at most maxSlices of
+// them (adjacent pairs merge when the trace outgrows them), so that every
+// phase boundary (classify's windows: 100 ms × 2ʲ, at multiples of their
+// width, far fewer) falls between slices.
+type timeSlices struct {
+	width  int64
+	lo, hi int64
+	byIdx  map[int64]*slice
+}
+
+type slice struct {
+	g     float64
+	parts map[uint32]*[2]float64 // per process: the factors of A and T
+}
+
+const (
+	firstSliceNs = int64(100e6) / 64
+	maxSlices    = 4096
+)
+
+func (t *timeSlices) init() {
+	t.width, t.byIdx = firstSliceNs, map[int64]*slice{}
+}
+
+func (t *timeSlices) at(ns int64) *slice {
+	i := floorDiv(ns, t.width)
+	for len(t.byIdx) > 0 && max(t.hi, i)-min(t.lo, i) >= maxSlices {
+		t.coarsen()
+		i = floorDiv(ns, t.width)
+	}
+	s := t.byIdx[i]
+	if s == nil {
+		if len(t.byIdx) == 0 {
+			t.lo, t.hi = i, i
+		}
+		t.lo, t.hi = min(t.lo, i), max(t.hi, i)
+		s = &slice{parts: map[uint32]*[2]float64{}}
+		t.byIdx[i] = s
+	}
+	return s
+}
+
+// indexes are the slices' indexes, in time order.
+func (t *timeSlices) indexes() []int64 {
+	out := make([]int64, 0, len(t.byIdx))
+	for i := range t.byIdx {
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (t *timeSlices) coarsen() {
+	old := t.byIdx
+	t.byIdx, t.width = map[int64]*slice{}, t.width*2
+	t.lo, t.hi = floorDiv(t.lo, 2), floorDiv(t.hi, 2)
+	for i, s := range old {
+		j := floorDiv(i, 2)
+		d := t.byIdx[j]
+		if d == nil {
+			t.byIdx[j] = s
+			continue
+		}
+		d.g += s.g
+		for pid, c := range s.parts {
+			if dc := d.parts[pid]; dc != nil {
+				dc[0] += c[0]
+				dc[1] += c[1]
+			} else {
+				d.parts[pid] = c
+			}
+		}
+	}
+}
+
+// floorDiv is a ÷ b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,460 @@
+package predict
+
+import (
+	"cmp"
+	"math"
+	"sort"
+
+	"github.com/ioshape/ioshape/internal/drive"
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/order"
+)
+
+// An engine runs the model for one pair of drives as the events come, in
+// memory that does not grow with the trace: it holds the I/O of the last
+// holdNs of trace time (and of the longest call still being matched), not
+// the whole trace.
+//
+// Events are re-sorted by arrival and released holdNs behind the newest
+// completion seen, so a call or wait up to that long finds every request
+// that arrived (or completed) while it was outstanding. A released request
+// gets its latency on both drives; a call is matched with its requests once
+// every request that could be its has been released; a request no call or
+// wait took, of a process that had nothing outstanding, is a page fault
+// once no earlier call can still take it. Matched items then go, in
+// arrival order, into per-process sums and busy periods. A busy period's
+// saving is linear in each program's ratio of new to old waiting (known
+// only at the end), so each period leaves its coefficients per process and
+// per time slice, and is forgotten.
+type engine struct {
+	b              *Builder
+	from, to       *drive.Profile
+	unthrottled    [2]*drive.Profile
+	noCalls        bool // every block request is waited for (no syscall layer)
+	hold           int64
+	watermark      int64
+	any            bool
+	late           int64
+	reqIn          order.Queue[blockIO]
+	itemIn         order.Queue[call]
+	released       int64 // every request and item arriving before this is released
+	reqs           []request
+	reqHead        int
+	reqSeq         int64 // seq of reqs[reqHead]
+	maxLat         int64
+	ends           inFlight // requests in flight, at the latest released arrival
+	recent         map[event.Dev][]int64
+	undecided      []int64 // seqs of possible page faults, in arrival order
+	pending        []item  // released calls and waits, in arrival order
+	pendingHead    int
+	directEnds     inFlight
+	directRecent   map[event.Dev][]int64
+	lastEnd        map[uint32]int64 // each process's latest end of a matched item
+	finished       itemHeap         // matched items and faults, by arrival
+	set            []*request
+	byTest         map[string]float64
+	testTotal      float64
+	accum          accumulator
+	cacheFrom      float64 // page cache CPU ns per byte read, on each drive
+	cacheTo        float64
+	cacheKnown     bool
+	finishedCalled bool
+	peakHeld       int // the most I/Os held at once (tests)
+}
+
+// holdNs is how far behind the newest completion an I/O is released: the
+// longest call matched exactly (and the profile's re-sorting window).
+const holdNs = int64(10e9)
+
+func newEngine(b *Builder, from, to *drive.Profile, unthrottled [2]*drive.Profile, noCalls bool) *engine {
+	e := &engine{b: b, from: from, to: to, unthrottled: unthrottled, noCalls: noCalls, hold: holdNs,
+		recent: map[event.Dev][]int64{}, directRecent: map[event.Dev][]int64{}, lastEnd: map[uint32]int64{},
+		byTest: map[string]float64{}, released: math.MinInt64}
+	e.accum.init()
+	if from != nil && from.CacheReadCPU != nil && to.CacheReadCPU != nil {
+		const nsPerUsMiB = 1e3 / (1 << 20) // µs per MiB → ns per byte
+		e.cacheFrom, e.cacheTo, e.cacheKnown = *from.CacheReadCPU*nsPerUsMiB, *to.CacheReadCPU*nsPerUsMiB, true
+	}
+	return e
+}
+
+func (e *engine) addItem(it *call) {
+	e.itemIn.Push(it.start, it)
+	e.took(it.start, it.end)
+}
+
+func (e *engine) addRequest(r *blockIO) {
+	e.reqIn.Push(r.start, r)
+	e.took(r.start, r.end)
+}
+
+// took notes an I/O from start to end, taken in, and releases what is
+// now far enough behind.
+func (e *engine) took(start, end int64) {
+	if start < e.released {
+		e.late++
+	}
+	if !e.any || end > e.watermark {
+		e.watermark, e.any = end, true
+	}
+	e.advance(e.watermark - e.hold)
+}
+
+// advance releases what arrived before t, matches what can be matched, and
+// moves what is matched on.
+func (e *engine) advance(t int64) {
+	if t <= e.released {
+		return
+	}
+	e.released = t
+	// Requests first, a whole instant at a time: those arriving together
+	// count each other in flight.
+	for e.reqIn.Len() > 0 && e.reqIn.MinKey() < t {
+		at := e.reqIn.MinKey()
+		first := len(e.reqs)
+		for e.reqIn.Len() > 0 && e.reqIn.MinKey() == at {
+			e.reqs = append(e.reqs, request{blockIO: *e.reqIn.Front()})
+			e.reqIn.Drop()
+		}
+		e.serve(first)
+	}
+	for e.itemIn.Len() > 0 && e.itemIn.MinKey() < t {
+		e.pending = append(e.pending, item{call: *e.itemIn.Front()})
+		e.itemIn.Drop()
+	}
+	e.peakHeld = max(e.peakHeld, e.held())
+	e.match(t)
+}
+
+// held is how many I/Os the engine holds.
+func (e *engine) held() int {
+	return e.reqIn.Len() + e.itemIn.Len() + len(e.reqs) - e.reqHead + len(e.pending) - e.pendingHead + e.finished.len()
+}
+
+// serve gives the requests from reqs[first:] on, which arrived together,
+// their depth and their latency on both drives.
+func (e *engine) serve(first int) {
+	group := e.reqs[first:]
+	e.ends.completeUpTo(group[0].start)
+	for i := range group {
+		e.ends.add(group[i].end)
+	}
+	for i := range group {
+		r := &group[i]
+		access := accessOf(e.recent, r.dev, r.offset, r.size)
+		r.depth = e.ends.len()
+		recorded := float64(r.end-r.start) / 1e3
+		rf, rt := e.from, e.to
+		if r.flusher && r.write {
+			rf, rt = cmp.Or(e.unthrottled[0], e.from), cmp.Or(e.unthrottled[1], e.to)
+		}
+		r.toUs, r.toShared = requestOn(rt, r, access, recorded)
+		r.fromUs = recorded
+		if rf != nil {
+			r.fromUs, r.fromShared = requestOn(rf, r, access, recorded)
+		}
+		e.maxLat = max(e.maxLat, r.end-r.start)
+		e.countTest(r)
+		seq := e.reqSeq + int64(first-e.reqHead+i)
+		switch {
+		case e.noCalls:
+			if !r.kernel {
+				fi := faultItem(r)
+				e.finished.push(&fi)
+			}
+		case !r.kernel && !r.write && (!r.readahead || e.b.synchronous[r.dev]):
+			r.maybeFault = true
+			e.undecided = append(e.undecided, seq)
+		}
+	}
+}
+
+// req is the request numbered seq, nil once forgotten.
+func (e *engine) req(seq int64) *request {
+	i := int(seq-e.reqSeq) + e.reqHead
+	if i < e.reqHead || i >= len(e.reqs) {
+		return nil
+	}
+	return &e.reqs[i]
+}
+
+// match takes the calls and waits whose every request has been released
+// (t: everything arriving before it is), in arrival order, decides the page
+// faults no later call can take, forgets what no later call needs, and
+// moves matched items on.
+func (e *engine) match(t int64) {
+	for e.pendingHead < len(e.pending) {
+		it := &e.pending[e.pendingHead]
+		if it.end+wakeSlack >= t {
+			break
+		}
+		e.decideFaults(it.start)
+		e.matchItem(it)
+		e.finished.push(it)
+		e.pendingHead++
+	}
+	// What arrives later starts no earlier than the next item waiting, or t.
+	next := t
+	if e.pendingHead < len(e.pending) {
+		next = e.pending[e.pendingHead].start
+	}
+	e.decideFaults(next)
+	e.forget(next)
+	// Matched items move on once no fault can come before them.
+	until := next
+	for len(e.undecided) > 0 {
+		if r := e.req(e.undecided[0]); r != nil && r.maybeFault {
+			until = min(until, r.start)
+			break
+		}
+		e.undecided = e.undecided[1:]
+	}
+	for e.finished.len() > 0 && e.finished.minStart() < until {
+		e.accum.add(e, e.finished.pop())
+	}
+	if e.pendingHead > 1024 && e.pendingHead > len(e.pending)/2 {
+		n := copy(e.pending, e.pending[e.pendingHead:])
+		e.pending, e.pendingHead = e.pending[:n], 0
+	}
+}
+
+// decideFaults decides the possible page faults that completed before t:
+// every call or wait that could take them or overlap them has been
+// matched.
+func (e *engine) decideFaults(t int64) {
+	for len(e.undecided) > 0 { // the list starts at what is still open
+		if r := e.req(e.undecided[0]); r != nil && r.maybeFault {
+			break
+		}
+		e.undecided = e.undecided[1:]
+	}
+	for _, seq := range e.undecided {
+		r := e.req(seq)
+		if r == nil || !r.maybeFault {
+			continue
+		}
+		if r.start >= t {
+			break // arrival order: the rest complete later still
+		}
+		if r.end >= t {
+			continue
+		}
+		r.maybeFault = false
+		if end, ok := e.lastEnd[r.pid]; r.covered || ok && end >= r.start {
+			continue
+		}
+		fi := faultItem(r)
+		e.finished.push(&fi)
+	}
+}
+
+// forget drops the oldest requests that no call arriving at next or later
+// can take and that are decided.
+func (e *engine) forget(next int64) {
+	for e.reqHead < len(e.reqs) {
+		r := &e.reqs[e.reqHead]
+		if r.end >= next || r.maybeFault {
+			break
+		}
+		e.reqHead++
+		e.reqSeq++
+	}
+	if e.reqHead > 1024 && e.reqHead > len(e.reqs)/2 {
+		n := copy(e.reqs, e.reqs[e.reqHead:])
+		e.reqs, e.reqHead = e.reqs[:n], 0
+	}
+}
+
+// matchItem finds what a call or wait waited for.
+func (e *engine) matchItem(it *item) {
+	if prev, ok := e.lastEnd[it.pid]; !ok || it.end > prev {
+		e.lastEnd[it.pid] = it.end
+	}
+	if it.kind == kindDirect {
+		// Its own shape, at the direct calls in flight when it came.
+		e.directEnds.completeUpTo(it.start)
+		e.directEnds.add(it.end)
+		access := accessOf(e.directRecent, it.dev, it.offset, it.size)
+		if it.end <= it.start {
+			return
+		}
+		toUs := serviceOr(e.to, it.writes, access, it.size, float64(e.directEnds.len()), math.NaN())
+		fromUs := it.len() / 1e3
+		if e.from != nil {
+			fromUs = serviceOr(e.from, it.writes, access, it.size, float64(e.directEnds.len()), fromUs)
+		}
+		if !math.IsNaN(toUs) {
+			it.bound, it.asleep, it.fromNs, it.toNs = true, it.len(), fromUs*1e3, toUs*1e3
+		}
+		return
+	}
+	// Calls: the requests that arrived while outstanding; waits: those that
+	// completed while they slept (or just before they woke).
+	live := e.reqs[e.reqHead:]
+	var lo, hi int
+	if it.kind == kindWait {
+		lo = sort.Search(len(live), func(k int) bool { return live[k].start >= it.start-e.maxLat })
+		hi = sort.Search(len(live), func(k int) bool { return live[k].start > it.end+wakeSlack })
+	} else {
+		lo = sort.Search(len(live), func(k int) bool { return live[k].start >= it.start })
+		hi = sort.Search(len(live), func(k int) bool { return live[k].start > it.end })
+	}
+	slept := it.blocked != 0
+	e.set = e.set[:0]
+	for k := lo; k < hi; k++ {
+		r := &live[k]
+		if it.kind == kindWait && (r.end < it.start || r.end > it.end+wakeSlack) {
+			continue
+		}
+		own := r.pid == it.pid
+		if !own && !r.kernel || r.write && !it.writes || !r.write && !it.reads {
+			continue
+		}
+		if it.kind != kindWait && !own && !slept {
+			continue // a call that never slept waited for no one else's I/O
+		}
+		if own {
+			r.covered = true
+		}
+		e.set = append(e.set, r)
+	}
+	if len(e.set) == 0 {
+		return
+	}
+	it.bound = true
+	e.driveTime(it, e.set)
+	it.asleep = it.len()
+	if it.blocked >= 0 {
+		it.asleep = float64(min(it.blocked, it.end-it.start))
+	}
+	e.cacheReadCPU(it)
+}
+
+// driveTime is how long a set of requests (in arrival order) kept its
+// waiter waiting on each drive: each request's latency at the requests in
+// flight on the device, shared among those of the set in flight with it
+// (a sync waiting for 32 writes in flight together waits about one
+// latency at depth 32, not 32; a read waiting for its one request beside
+// three of other processes waits that request's whole latency).
+func (e *engine) driveTime(it *item, set []*request) {
+	var ends inFlight
+	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs, it.aheadSync = 0, 0, 0, 0, 0, 0, false
+	it.readBytes = 0
+	for _, r := range set {
+		ends.completeUpTo(r.start)
+		ends.add(r.end)
+		together := float64(ends.len())
+		from, to := r.fromUs*1e3/sharedAmong(r.fromShared, together), r.toUs*1e3/sharedAmong(r.toShared, together)
+		it.fromNs += from
+		it.toNs += to
+		if !r.write {
+			it.readBytes += r.size
+		}
+		if r.readahead && !r.write {
+			it.fromAheadNs += from
+			it.toAheadNs += to
+			it.recAheadNs += float64(r.end-r.start) / together
+			it.aheadSync = it.aheadSync || e.b.synchronous[r.dev]
+		}
+		if e.b.synchronous[r.dev] && r.pid == it.pid && !r.kernel {
+			it.syncNs += from // served on this caller's CPU (a flusher's are its own)
+		}
+	}
+}
+
+// cacheReadCPU is how the computation inside a buffered call that read
+// from the drive changes on the new drive. The page cache's CPU per MiB
+// read from a drive is the drive's as much as its latency is: behind a
+// slow or throttled drive the copy after each wait starts cold (a cp of
+// 256 MiB spent 0.2–0.4 s on the CPU inside copy_file_range behind a 40
+// MB/s throttle, 0.07 s on the same disk without it), and bench measures
+// it (drive.Profile.CacheReadCPU). A call's computation moves by the
+// difference for the bytes it read, and stays at least what the new drive
+// costs for them (or what it was, if less).
+func (e *engine) cacheReadCPU(it *item) {
+	it.cpuDelta = 0
+	cpu := it.len() - it.asleep - it.syncNs
+	if !e.cacheKnown || !it.bound || it.kind != kindCall || it.readBytes == 0 || cpu <= 0 {
+		return
+	}
+	n := float64(it.readBytes)
+	it.cpuDelta = max(cpu+n*(e.cacheTo-e.cacheFrom), min(cpu, n*e.cacheTo)) - cpu
+}
+
+// countTest adds a request's time on the new drive to the nearest of
+// CrystalDiskMark's four tests.
+func (e *engine) countTest(r *request) {
+	if r.kernel {
+		return
+	}
+	name := "RND4K Q1T1"
+	switch {
+	case r.size >= 256<<10 && r.depth >= 4:
+		name = "SEQ1M Q8T1"
+	case r.size >= 256<<10:
+		name = "SEQ1M Q1T1"
+	case r.depth >= 4:
+		name = "RND4K Q32T1"
+	}
+	if r.write {
+		name += " write"
+	} else {
+		name += " read"
+	}
+	e.byTest[name] += r.toUs
+	e.testTotal += r.toUs
+}
+
+// finish releases and matches everything.
+func (e *engine) finish() {
+	if e.finishedCalled {
+		return
+	}
+	e.finishedCalled = true
+	// A step at a time, so that what is released is matched and moved on
+	// before the next: the held I/O, not all of it at once.
+	for e.reqIn.Len() > 0 || e.itemIn.Len() > 0 {
+		next := int64(math.MaxInt64)
+		if e.reqIn.Len() > 0 {
+			next = e.reqIn.MinKey()
+		}
+		if e.itemIn.Len() > 0 {
+			next = min(next, e.itemIn.MinKey())
+		}
+		t := max(next, e.released)
+		if t > math.MaxInt64-finishStep {
+			break
+		}
+		e.advance(t + finishStep)
+	}
+	e.advance(math.MaxInt64)
+	e.decideFaults(math.MaxInt64)
+	for e.finished.len() > 0 {
+		e.accum.add(e, e.finished.pop())
+	}
+	e.accum.close()
+}
+
+// finishStep is how much trace time finish releases at a time.
+const finishStep = int64(20e6)
+
+// itemHeap holds matched items by arrival.
+type itemHeap struct{ h order.Heap[item] }
+
+func (h *itemHeap) len() int        { return h.h.Len() }
+func (h *itemHeap) push(it *item)   { h.h.Push(it.start, *it) }
+func (h *itemHeap) pop() *item      { _, v := h.h.Pop(); return &v }
+func (h *itemHeap) minStart() int64 { return h.h.MinKey() }
+
+// inFlight counts I/Os in flight by their completion times.
+type inFlight struct{ ends order.Heap[struct{}] }
+
+// completeUpTo drops what completed by t.
+func (f *inFlight) completeUpTo(t int64) {
+	for f.ends.Len() > 0 && f.ends.MinKey() <= t {
+		f.ends.Pop()
+	}
+}
+
+func (f *inFlight) add(end int64) { f.ends.Push(end, struct{}{}) }
+func (f *inFlight) len() int      { return f.ends.Len() }
