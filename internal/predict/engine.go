@@ -27,39 +27,30 @@ import (
 // only at the end), so each period leaves its coefficients per process and
 // per time slice, and is forgotten.
 type engine struct {
-	b              *Builder
-	from, to       *drive.Profile
-	unthrottled    [2]*drive.Profile
-	noCalls        bool // every block request is waited for (no syscall layer)
-	hold           int64
-	watermark      int64
-	any            bool
-	late           int64
-	reqIn          order.Queue[blockIO]
-	itemIn         order.Queue[call]
-	released       int64 // every request and item arriving before this is released
-	reqs           []request
-	reqHead        int
-	reqSeq         int64 // seq of reqs[reqHead]
-	maxLat         int64
-	ends           inFlight // requests in flight, at the latest released arrival
-	recent         map[event.Dev][]int64
-	undecided      []int64 // seqs of possible page faults, in arrival order
-	pending        []item  // released calls and waits, in arrival order
-	pendingHead    int
-	directEnds     inFlight
-	directRecent   map[event.Dev][]int64
-	lastEnd        map[uint32]int64 // each process's latest end of a matched item
-	finished       itemHeap         // matched items and faults, by arrival
-	set            []*request
-	byTest         map[string]float64
-	testTotal      float64
-	accum          accumulator
-	cacheFrom      float64 // page cache CPU ns per byte read, on each drive
-	cacheTo        float64
-	cacheKnown     bool
-	finishedCalled bool
-	peakHeld       int // the most I/Os held at once (tests)
+	b            *Builder
+	from, to     *drive.Profile
+	unthrottled  [2]*drive.Profile
+	noCalls      bool // every block request is waited for (no syscall layer)
+	reqs         []request
+	reqHead      int
+	reqSeq       int64 // seq of reqs[reqHead]
+	maxLat       int64
+	ends         inFlight // requests in flight, at the latest released arrival
+	recent       map[event.Dev][]int64
+	undecided    []int64 // seqs of possible page faults, in arrival order
+	pending      []item  // released calls and waits, in arrival order
+	pendingHead  int
+	directEnds   inFlight
+	directRecent map[event.Dev][]int64
+	lastEnd      map[uint32]int64 // each process's latest end of a matched item
+	finished     itemHeap         // matched items and faults, by arrival
+	set          []*request
+	byTest       map[string]float64
+	testTotal    float64
+	accum        accumulator
+	cacheFrom    float64 // page cache CPU ns per byte read, on each drive
+	cacheTo      float64
+	cacheKnown   bool
 }
 
 // holdNs is how far behind the newest completion an I/O is released: the
@@ -67,9 +58,9 @@ type engine struct {
 const holdNs = int64(10e9)
 
 func newEngine(b *Builder, from, to *drive.Profile, unthrottled [2]*drive.Profile, noCalls bool) *engine {
-	e := &engine{b: b, from: from, to: to, unthrottled: unthrottled, noCalls: noCalls, hold: holdNs,
+	e := &engine{b: b, from: from, to: to, unthrottled: unthrottled, noCalls: noCalls,
 		recent: map[event.Dev][]int64{}, directRecent: map[event.Dev][]int64{}, lastEnd: map[uint32]int64{},
-		byTest: map[string]float64{}, released: math.MinInt64}
+		byTest: map[string]float64{}}
 	e.accum.init()
 	if from != nil && from.CacheReadCPU != nil && to.CacheReadCPU != nil {
 		const nsPerUsMiB = 1e3 / (1 << 20) // µs per MiB → ns per byte
@@ -78,62 +69,121 @@ func newEngine(b *Builder, from, to *drive.Profile, unthrottled [2]*drive.Profil
 	return e
 }
 
-func (e *engine) addItem(it *call) {
-	e.itemIn.Push(it.start, it)
-	e.took(it.start, it.end)
+// front re-sorts the calls and requests by arrival, once for every
+// engine, and releases them holdNs behind the newest completion seen.
+type front struct {
+	engines   []*engine
+	reqIn     order.Queue[blockIO]
+	itemIn    order.Queue[call]
+	group     []blockIO
+	watermark int64
+	any       bool
+	released  int64 // every request and call arriving before this is released
+	late      int64 // came after that
+	peakHeld  int   // the most I/Os held at once (tests)
+	finished  bool
 }
 
-func (e *engine) addRequest(r *blockIO) {
-	e.reqIn.Push(r.start, r)
-	e.took(r.start, r.end)
+func newFront(engines []*engine) *front {
+	return &front{engines: engines, released: math.MinInt64}
+}
+
+func (f *front) addCall(c *call) {
+	f.itemIn.Push(c.start, c)
+	f.took(c.start, c.end)
+}
+
+func (f *front) addRequest(r *blockIO) {
+	f.reqIn.Push(r.start, r)
+	f.took(r.start, r.end)
 }
 
 // took notes an I/O from start to end, taken in, and releases what is
 // now far enough behind.
-func (e *engine) took(start, end int64) {
-	if start < e.released {
-		e.late++
+func (f *front) took(start, end int64) {
+	if start < f.released {
+		f.late++
 	}
-	if !e.any || end > e.watermark {
-		e.watermark, e.any = end, true
+	if !f.any || end > f.watermark {
+		f.watermark, f.any = end, true
 	}
-	e.advance(e.watermark - e.hold)
+	f.advance(f.watermark - holdNs)
 }
 
-// advance releases what arrived before t, matches what can be matched, and
-// moves what is matched on.
-func (e *engine) advance(t int64) {
-	if t <= e.released {
+// advance releases what arrived before t to the engines, which match what
+// they can and move it on.
+func (f *front) advance(t int64) {
+	if t <= f.released {
 		return
 	}
-	e.released = t
+	f.released = t
 	// Requests first, a whole instant at a time: those arriving together
 	// count each other in flight.
-	for e.reqIn.Len() > 0 && e.reqIn.MinKey() < t {
-		at := e.reqIn.MinKey()
-		first := len(e.reqs)
-		for e.reqIn.Len() > 0 && e.reqIn.MinKey() == at {
-			e.reqs = append(e.reqs, request{blockIO: *e.reqIn.Front()})
-			e.reqIn.Drop()
+	for f.reqIn.Len() > 0 && f.reqIn.MinKey() < t {
+		at := f.reqIn.MinKey()
+		f.group = f.group[:0]
+		for f.reqIn.Len() > 0 && f.reqIn.MinKey() == at {
+			f.group = append(f.group, *f.reqIn.Front())
+			f.reqIn.Drop()
 		}
-		e.serve(first)
+		for _, e := range f.engines {
+			e.serve(f.group)
+		}
 	}
-	for e.itemIn.Len() > 0 && e.itemIn.MinKey() < t {
-		e.pending = append(e.pending, item{call: *e.itemIn.Front()})
-		e.itemIn.Drop()
+	for f.itemIn.Len() > 0 && f.itemIn.MinKey() < t {
+		for _, e := range f.engines {
+			e.pending = append(e.pending, item{call: *f.itemIn.Front()})
+		}
+		f.itemIn.Drop()
 	}
-	e.peakHeld = max(e.peakHeld, e.held())
-	e.match(t)
+	held := f.reqIn.Len() + f.itemIn.Len()
+	for _, e := range f.engines {
+		held += e.held()
+		e.match(t)
+	}
+	f.peakHeld = max(f.peakHeld, held)
 }
 
-// held is how many I/Os the engine holds.
+// finish releases and matches everything, a step at a time so that what
+// is released is matched and moved on before the next: the held I/O, not
+// all of it at once.
+func (f *front) finish() {
+	if f.finished {
+		return
+	}
+	f.finished = true
+	for f.reqIn.Len() > 0 || f.itemIn.Len() > 0 {
+		next := int64(math.MaxInt64)
+		if f.reqIn.Len() > 0 {
+			next = f.reqIn.MinKey()
+		}
+		if f.itemIn.Len() > 0 {
+			next = min(next, f.itemIn.MinKey())
+		}
+		t := max(next, f.released)
+		if t > math.MaxInt64-finishStep {
+			break
+		}
+		f.advance(t + finishStep)
+	}
+	f.advance(math.MaxInt64)
+	for _, e := range f.engines {
+		e.finish()
+	}
+}
+
+// held is how many I/Os the engine holds beyond the front's.
 func (e *engine) held() int {
-	return e.reqIn.Len() + e.itemIn.Len() + len(e.reqs) - e.reqHead + len(e.pending) - e.pendingHead + e.finished.len()
+	return len(e.reqs) - e.reqHead + len(e.pending) - e.pendingHead + e.finished.len()
 }
 
-// serve gives the requests from reqs[first:] on, which arrived together,
-// their depth and their latency on both drives.
-func (e *engine) serve(first int) {
+// serve takes requests that arrived together and gives them their depth
+// and their latency on both drives.
+func (e *engine) serve(arrived []blockIO) {
+	first := len(e.reqs)
+	for _, r := range arrived {
+		e.reqs = append(e.reqs, request{blockIO: r})
+	}
 	group := e.reqs[first:]
 	e.ends.completeUpTo(group[0].start)
 	for i := range group {
@@ -148,10 +198,10 @@ func (e *engine) serve(first int) {
 		if r.flusher && r.write {
 			rf, rt = cmp.Or(e.unthrottled[0], e.from), cmp.Or(e.unthrottled[1], e.to)
 		}
-		r.toUs, r.toShared = requestOn(rt, r, access, recorded)
+		r.toUs, r.toShared = requestOn(e.b.latenciesOf(rt), r, access, recorded)
 		r.fromUs = recorded
 		if rf != nil {
-			r.fromUs, r.fromShared = requestOn(rf, r, access, recorded)
+			r.fromUs, r.fromShared = requestOn(e.b.latenciesOf(rf), r, access, recorded)
 		}
 		e.maxLat = max(e.maxLat, r.end-r.start)
 		e.countTest(r)
@@ -278,10 +328,10 @@ func (e *engine) matchItem(it *item) {
 		if it.end <= it.start {
 			return
 		}
-		toUs := serviceOr(e.to, it.writes, access, it.size, float64(e.directEnds.len()), math.NaN())
+		toUs := serviceOr(e.b.latenciesOf(e.to), it.writes, access, it.size, float64(e.directEnds.len()), math.NaN())
 		fromUs := it.len() / 1e3
 		if e.from != nil {
-			fromUs = serviceOr(e.from, it.writes, access, it.size, float64(e.directEnds.len()), fromUs)
+			fromUs = serviceOr(e.b.latenciesOf(e.from), it.writes, access, it.size, float64(e.directEnds.len()), fromUs)
 		}
 		if !math.IsNaN(toUs) {
 			it.bound, it.asleep, it.fromNs, it.toNs = true, it.len(), fromUs*1e3, toUs*1e3
@@ -405,29 +455,8 @@ func (e *engine) countTest(r *request) {
 	e.testTotal += r.toUs
 }
 
-// finish releases and matches everything.
+// finish decides what is left and sums it, once everything is released.
 func (e *engine) finish() {
-	if e.finishedCalled {
-		return
-	}
-	e.finishedCalled = true
-	// A step at a time, so that what is released is matched and moved on
-	// before the next: the held I/O, not all of it at once.
-	for e.reqIn.Len() > 0 || e.itemIn.Len() > 0 {
-		next := int64(math.MaxInt64)
-		if e.reqIn.Len() > 0 {
-			next = e.reqIn.MinKey()
-		}
-		if e.itemIn.Len() > 0 {
-			next = min(next, e.itemIn.MinKey())
-		}
-		t := max(next, e.released)
-		if t > math.MaxInt64-finishStep {
-			break
-		}
-		e.advance(t + finishStep)
-	}
-	e.advance(math.MaxInt64)
 	e.decideFaults(math.MaxInt64)
 	for e.finished.len() > 0 {
 		e.accum.add(e, e.finished.pop())

@@ -197,7 +197,10 @@ type Builder struct {
 	synchronous map[event.Dev]bool
 	unthrottled [2]*drive.Profile // from, to
 	kept        []event.Event     // without Stream
-	engines     []*engine         // with Stream: per drive it may have been recorded on, with and without a syscall layer
+	lats        map[*drive.Profile]*latencies
+	// With Stream: the re-sorting, and an engine per drive the trace may
+	// have been recorded on, with and without a syscall layer.
+	stream *front
 }
 
 // From is a drive a trace may have been recorded on, for Stream: its
@@ -211,10 +214,12 @@ type From struct {
 // unthrottled profile, if any) and each drive in froms the trace may have
 // been recorded on; Predict then takes one of froms. Call it before Add.
 func (b *Builder) Stream(to, toUnthrottled *drive.Profile, froms []From) {
+	var engines []*engine
 	for _, f := range froms {
 		u := [2]*drive.Profile{f.Unthrottled, toUnthrottled}
-		b.engines = append(b.engines, newEngine(b, f.Profile, to, u, false), newEngine(b, f.Profile, to, u, true))
+		engines = append(engines, newEngine(b, f.Profile, to, u, false), newEngine(b, f.Profile, to, u, true))
 	}
+	b.stream = newFront(engines)
 }
 
 // isFlusher says whether a kernel thread's name is a writeback flusher's
@@ -279,16 +284,16 @@ func (b *Builder) Add(e *event.Event) {
 		if e.Flags&event.FlagBlocked != 0 {
 			b.timed = true
 		}
-		if !b.hasItems {
-			b.hasItems = true
-			live := b.engines[:0]
-			for _, en := range b.engines {
+		if !b.hasItems && b.stream != nil {
+			live := b.stream.engines[:0]
+			for _, en := range b.stream.engines {
 				if !en.noCalls {
 					live = append(live, en)
 				}
 			}
-			b.engines = live
+			b.stream.engines = live
 		}
+		b.hasItems = true
 	case event.Block:
 		if !e.Op.IsData() {
 			return
@@ -299,23 +304,21 @@ func (b *Builder) Add(e *event.Event) {
 	default:
 		return
 	}
-	if b.engines == nil {
+	if b.stream == nil {
 		b.kept = append(b.kept, *e)
 		return
 	}
-	toEngines(b.engines, e)
+	b.stream.add(e)
 }
 
-// toEngines hands a call, wait or block request Add kept to the engines.
-func toEngines(engines []*engine, e *event.Event) {
+// add takes a call, wait or block request Add kept.
+func (f *front) add(e *event.Event) {
 	w := e.Op == event.Write
 	if e.Layer == event.Block {
 		kernel := e.Flags&event.FlagKernel != 0
 		r := blockIO{start: e.Start, end: e.End, size: e.Size, offset: e.Offset, pid: e.Pid, tid: e.Tid, dev: e.Dev,
 			write: w, kernel: kernel, flusher: kernel && isFlusher(e.Comm), readahead: e.Flags&event.FlagReadahead != 0}
-		for _, en := range engines {
-			en.addRequest(&r)
-		}
+		f.addRequest(&r)
 		return
 	}
 	it := call{start: e.Start, end: e.End, pid: e.Pid, tid: e.Tid, blocked: -1, size: e.Size, offset: e.Offset, dev: e.Dev}
@@ -333,9 +336,7 @@ func toEngines(engines []*engine, e *event.Event) {
 	default:
 		it.reads, it.writes = !w, w || e.Op == event.Flush
 	}
-	for _, en := range engines {
-		en.addItem(&it)
-	}
+	f.addCall(&it)
 }
 
 // DeviceBytes is how many bytes each device moved: where the workload's
@@ -374,14 +375,15 @@ func (b *Builder) Predict(from, to *drive.Profile, recordedNs int64, phases []Bo
 		recordedNs = b.last - b.first
 	}
 	var en *engine
-	if b.engines == nil {
+	f := b.stream
+	if f == nil {
 		en = newEngine(b, from, to, b.unthrottled, !b.hasItems)
-		one := []*engine{en}
+		f = newFront([]*engine{en})
 		for i := range b.kept {
-			toEngines(one, &b.kept[i])
+			f.add(&b.kept[i])
 		}
 	} else {
-		for _, c := range b.engines {
+		for _, c := range f.engines {
 			if c.from == from && c.to == to && c.noCalls == !b.hasItems {
 				en = c
 			}
@@ -390,7 +392,7 @@ func (b *Builder) Predict(from, to *drive.Profile, recordedNs int64, phases []Bo
 			return nil, errors.New("predict: the drives are not those the model streamed for")
 		}
 	}
-	en.finish()
+	f.finish()
 	res := &Result{Drive: to.Name, RecordedS: secs(recordedNs), Layer: "syscall"}
 	if from != nil {
 		res.From = from.Name
@@ -405,8 +407,8 @@ func (b *Builder) Predict(from, to *drive.Profile, recordedNs int64, phases []Bo
 	} else if !b.timed {
 		res.Notes = append(res.Notes, "the tracer did not time the calls' sleeps: a call's computation is not told from its waiting, so overlap of computation with readahead is not seen")
 	}
-	if en.late > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d I/Os came more than 10 s after I/Os that arrived later than they did: matched as they came", en.late))
+	if f.late > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d I/Os came more than 10 s after I/Os that arrived later than they did: matched as they came", f.late))
 	}
 	ratios := b.ratios(en, from, to)
 	var saved float64
@@ -595,14 +597,14 @@ func (b *Builder) headline(en *engine, d *drive.Profile) (headlineS float64, tra
 // requests, however small the recording drive's were (a bio-based device
 // takes them unmerged: 10,764 requests of 13 KiB on zram were 213 of 600
 // KiB on the VM disk, for the same tar -x).
-func requestOn(d *drive.Profile, r *request, access string, fallback float64) (us float64, shared bool) {
+func requestOn(d *latencies, r *request, access string, fallback float64) (us float64, shared bool) {
 	if r.readahead && !r.write && access == "seq" && r.size >= streamMin {
-		if us := d.StreamUs(r.size); !math.IsNaN(us) {
+		if us := d.get(latKey{kind: latStream, size: r.size}); !math.IsNaN(us) {
 			return us, true
 		}
 	}
 	if r.flusher && r.write && access == "seq" {
-		if us := d.WritebackUs(r.size); !math.IsNaN(us) {
+		if us := d.get(latKey{kind: latWriteback, size: r.size}); !math.IsNaN(us) {
 			return us, true
 		}
 	}
@@ -616,15 +618,78 @@ const streamMin = 64 << 10
 
 // serviceOr is d's latency for a shape, or fallback (µs) where d lacks the
 // direction.
-func serviceOr(d *drive.Profile, write bool, access string, size int64, inflight, fallback float64) float64 {
-	op := "read"
-	if write {
-		op = "write"
-	}
-	if us := d.ServiceUs(op, access, size, inflight); !math.IsNaN(us) {
+func serviceOr(d *latencies, write bool, access string, size int64, inflight, fallback float64) float64 {
+	if us := d.get(latKey{write: write, access: access, size: size, inflight: inflight}); !math.IsNaN(us) {
 		return us
 	}
 	return fallback
+}
+
+// latencies remembers a drive profile's answers: a trace asks for the
+// same few shapes millions of times, and each answer interpolates over the
+// whole profile.
+type latencies struct {
+	d    *drive.Profile
+	memo map[latKey]float64
+}
+
+type latKey struct {
+	kind     uint8
+	write    bool
+	access   string
+	size     int64
+	inflight float64
+}
+
+const (
+	latService = iota
+	latStream
+	latWriteback
+)
+
+// maxRemembered bounds the answers kept (a crafted trace can ask for
+// millions of sizes).
+const maxRemembered = 1 << 16
+
+func (l *latencies) get(k latKey) float64 {
+	if v, ok := l.memo[k]; ok {
+		return v
+	}
+	var v float64
+	switch k.kind {
+	case latStream:
+		v = l.d.StreamUs(k.size)
+	case latWriteback:
+		v = l.d.WritebackUs(k.size)
+	default:
+		op := "read"
+		if k.write {
+			op = "write"
+		}
+		v = l.d.ServiceUs(op, k.access, k.size, k.inflight)
+	}
+	if len(l.memo) >= maxRemembered {
+		clear(l.memo)
+	}
+	l.memo[k] = v
+	return v
+}
+
+// latenciesOf is d's remembered answers, shared by the engines; nil for
+// nil.
+func (b *Builder) latenciesOf(d *drive.Profile) *latencies {
+	if d == nil {
+		return nil
+	}
+	l := b.lats[d]
+	if l == nil {
+		if b.lats == nil {
+			b.lats = map[*drive.Profile]*latencies{}
+		}
+		l = &latencies{d: d, memo: map[latKey]float64{}}
+		b.lats[d] = l
+	}
+	return l
 }
 
 // faultItem is a request waited for outside any call: a page fault (or,

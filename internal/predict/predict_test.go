@@ -451,14 +451,14 @@ func TestWritebackMerges(t *testing.T) {
 }
 
 // streamed runs the model on events as they come, for one pair of drives.
-func streamed(evs []event.Event, from, to *drive.Profile, recordedNs int64) (*Result, *engine, error) {
+func streamed(evs []event.Event, from, to *drive.Profile, recordedNs int64) (*Result, *front, error) {
 	b := NewBuilder()
 	b.Stream(to, nil, []From{{Profile: from}})
 	for i := range evs {
 		b.Add(&evs[i])
 	}
 	res, err := b.Predict(from, to, recordedNs, nil)
-	return res, b.engines[0], err
+	return res, b.stream, err
 }
 
 // chainEvents is chain's events, in the order a tracer writes them: each
@@ -554,5 +554,40 @@ func TestStreamLongerThanTheWindow(t *testing.T) {
 	}
 	if en.late != 1 || !(res.PredictedS < 15) || !strings.Contains(strings.Join(res.Notes, " "), "matched as they came") {
 		t.Errorf("%d late, %+v", en.late, res)
+	}
+}
+
+// Streamed for several drives the trace may have been recorded on (one
+// re-sorting, an engine each), each predicts what the model predicts for
+// that drive alone.
+func TestStreamForEveryFrom(t *testing.T) {
+	evs, end := chainEvents(7, 3000, 0, 100, 96, 900)
+	to := flat("fast", 24, 1)
+	froms := []*drive.Profile{nil, flat("was", 96, 1), flat("slower", 300, 2)}
+	b := NewBuilder()
+	var fs []From
+	for _, f := range froms {
+		fs = append(fs, From{Profile: f})
+	}
+	b.Stream(to, nil, fs)
+	for i := range evs {
+		b.Add(&evs[i])
+	}
+	for _, from := range froms {
+		got, err := b.Predict(from, to, end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone := NewBuilder()
+		for i := range evs {
+			alone.Add(&evs[i])
+		}
+		want, _ := alone.Predict(from, to, end, nil)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("from %v: %+v, want %+v", from, got, want)
+		}
+	}
+	if _, err := b.Predict(flat("unknown", 1, 1), to, end, nil); err == nil {
+		t.Error("a drive the model did not stream for predicted")
 	}
 }
