@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/order"
 	"github.com/ioshape/ioshape/internal/profile"
 )
 
@@ -198,23 +199,14 @@ func newSlicer(n int, minW int64) *slicer {
 	return &slicer{n: n, width: minW, buckets: map[int64]*profile.ShapeBucket{}}
 }
 
-// floorDiv is a ÷ b rounded down (b > 0).
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
-}
-
 func (s *slicer) add(a *profile.Arrival) {
-	i := floorDiv(a.Start, s.width)
+	i := order.FloorDiv(a.Start, s.width)
 	if s.last != nil && i == s.lastIdx {
 		s.last.Add(a)
 		return
 	}
 	s.cover(i)
-	i = floorDiv(a.Start, s.width)
+	i = order.FloorDiv(a.Start, s.width)
 	b := s.buckets[i]
 	if b == nil {
 		b = &profile.ShapeBucket{}
@@ -233,7 +225,7 @@ func (s *slicer) cover(i int64) {
 	}
 	for max(s.hi, i)-min(s.lo, i) >= int64(s.n) {
 		s.widen()
-		i = floorDiv(i, 2)
+		i = order.FloorDiv(i, 2)
 	}
 	s.lo, s.hi = min(s.lo, i), max(s.hi, i)
 }
@@ -244,7 +236,7 @@ func (s *slicer) widen() {
 	s.last = nil
 	merged := make(map[int64]*profile.ShapeBucket, len(s.buckets)/2+1)
 	for _, i := range s.indexes() { // in order: merges add up the same way every time
-		j := floorDiv(i, 2)
+		j := order.FloorDiv(i, 2)
 		if m := merged[j]; m != nil {
 			m.Merge(s.buckets[i])
 		} else {
@@ -252,7 +244,7 @@ func (s *slicer) widen() {
 		}
 	}
 	s.buckets = merged
-	s.lo, s.hi = floorDiv(s.lo, 2), floorDiv(s.hi, 2)
+	s.lo, s.hi = order.FloorDiv(s.lo, 2), order.FloorDiv(s.hi, 2)
 }
 
 // absorb takes in another layer's slices: both are brought to the wider

@@ -3,5 +3,5 @@
 // I/O, written as each completes, re-sorted by arrival). Both are written
 // out rather than through container/heap: the profile and the prediction
 // push and pop every event, and interface calls there cost more than the
-// comparisons.
+// comparisons. FloorDiv is the time bin both bin by.
 package order

@@ -43,3 +43,12 @@ func TestInKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// FloorDiv rounds towards minus infinity, either sign.
+func TestFloorDiv(t *testing.T) {
+	for _, c := range [][3]int64{{7, 2, 3}, {-7, 2, -4}, {-8, 2, -4}, {0, 5, 0}, {-1, 5, -1}, {7, -2, -4}, {-7, -2, 3}} {
+		if got := FloorDiv(c[0], c[1]); got != c[2] {
+			t.Errorf("FloorDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}

@@ -3,6 +3,8 @@ package predict
 import (
 	"math"
 	"slices"
+
+	"github.com/ioshape/ioshape/internal/order"
 )
 
 // accumulator takes matched items in arrival order and keeps, in memory
@@ -119,7 +121,7 @@ func (a *accumulator) init() {
 }
 
 // add takes the next matched item in arrival order.
-func (a *accumulator) add(e *engine, it *item) {
+func (a *accumulator) add(it *item) {
 	p := a.pids[it.pid]
 	if p == nil {
 		p = &pidSums{first: it.start, last: it.end}
@@ -218,10 +220,10 @@ func (t *timeSlices) init() {
 }
 
 func (t *timeSlices) at(ns int64) *slice {
-	i := floorDiv(ns, t.width)
+	i := order.FloorDiv(ns, t.width)
 	for len(t.byIdx) > 0 && max(t.hi, i)-min(t.lo, i) >= maxSlices {
 		t.coarsen()
-		i = floorDiv(ns, t.width)
+		i = order.FloorDiv(ns, t.width)
 	}
 	s := t.byIdx[i]
 	if s == nil {
@@ -248,9 +250,9 @@ func (t *timeSlices) indexes() []int64 {
 func (t *timeSlices) coarsen() {
 	old := t.byIdx
 	t.byIdx, t.width = map[int64]*slice{}, t.width*2
-	t.lo, t.hi = floorDiv(t.lo, 2), floorDiv(t.hi, 2)
+	t.lo, t.hi = order.FloorDiv(t.lo, 2), order.FloorDiv(t.hi, 2)
 	for i, s := range old {
-		j := floorDiv(i, 2)
+		j := order.FloorDiv(i, 2)
 		d := t.byIdx[j]
 		if d == nil {
 			t.byIdx[j] = s
@@ -266,13 +268,4 @@ func (t *timeSlices) coarsen() {
 			}
 		}
 	}
-}
-
-// floorDiv is a ÷ b rounded down (b > 0).
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
 }

@@ -3,6 +3,7 @@ package predict
 import (
 	"cmp"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/drive"
@@ -10,47 +11,46 @@ import (
 	"github.com/ioshape/ioshape/internal/order"
 )
 
-// An engine runs the model for one pair of drives as the events come, in
-// memory that does not grow with the trace: it holds the I/O of the last
-// holdNs of trace time (and of the longest call still being matched), not
-// the whole trace.
-//
-// Events are re-sorted by arrival and released holdNs behind the newest
-// completion seen, so a call or wait up to that long finds every request
-// that arrived (or completed) while it was outstanding. A released request
-// gets its latency on both drives; a call is matched with its requests once
-// every request that could be its has been released; a request no call or
-// wait took, of a process that had nothing outstanding, is a page fault
-// once no earlier call can still take it. Matched items then go, in
-// arrival order, into per-process sums and busy periods. A busy period's
-// saving is linear in each program's ratio of new to old waiting (known
-// only at the end), so each period leaves its coefficients per process and
-// per time slice, and is forgotten.
+// An engine runs the model for one pair of drives on what the front
+// releases (calls and requests in arrival order, holdNs behind the newest
+// completion seen, so that a call or wait up to that long finds every
+// request that arrived or completed while it was outstanding), in memory
+// that does not grow with the trace. A released request gets its latency
+// on both drives; a call is matched with its requests once every request
+// that could be its has been released; a request no call or wait took, of
+// a process that had nothing outstanding, is a page fault once no earlier
+// call can still take it; a request no later call can take is forgotten.
+// Matched items then go, in arrival order, into per-process sums and busy
+// periods (accumulator).
 type engine struct {
-	b            *Builder
-	from, to     *drive.Profile
-	unthrottled  [2]*drive.Profile
-	noCalls      bool // every block request is waited for (no syscall layer)
-	reqs         []request
-	reqHead      int
-	reqSeq       int64 // seq of reqs[reqHead]
-	maxLat       int64
-	ends         inFlight // requests in flight, at the latest released arrival
-	recent       map[event.Dev][]int64
-	undecided    []int64 // seqs of possible page faults, in arrival order
-	pending      []item  // released calls and waits, in arrival order
-	pendingHead  int
-	directEnds   inFlight
-	directRecent map[event.Dev][]int64
-	lastEnd      map[uint32]int64 // each process's latest end of a matched item
-	finished     itemHeap         // matched items and faults, by arrival
-	set          []*request
-	byTest       map[string]float64
-	testTotal    float64
-	accum        accumulator
-	cacheFrom    float64 // page cache CPU ns per byte read, on each drive
-	cacheTo      float64
-	cacheKnown   bool
+	b        *Builder
+	from, to *drive.Profile
+	// Each drive's remembered latencies (from: nil where the recorded ones
+	// stand in), and those the flushers' writes go at: the same disk
+	// outside a cgroup v1 throttle, where known.
+	latFrom, latTo           *latencies
+	latFlushFrom, latFlushTo *latencies
+	noCalls                  bool // every block request is waited for (no syscall layer)
+	reqs                     []request
+	reqHead                  int
+	reqSeq                   int64 // seq of reqs[reqHead]
+	maxLat                   int64
+	ends                     inFlight // requests in flight, at the latest released arrival
+	recent                   map[event.Dev][]int64
+	undecided                []int64 // seqs of possible page faults, in arrival order
+	pending                  []item  // released calls and waits, in arrival order
+	pendingHead              int
+	directEnds               inFlight
+	directRecent             map[event.Dev][]int64
+	lastEnd                  map[uint32]int64 // each process's latest end of a matched item
+	finished                 itemHeap         // matched items and faults, by arrival
+	set                      []*request
+	byTest                   map[string]float64
+	testTotal                float64
+	accum                    accumulator
+	cacheFrom                float64 // page cache CPU ns per byte read, on each drive
+	cacheTo                  float64
+	cacheKnown               bool
 }
 
 // holdNs is how far behind the newest completion an I/O is released: the
@@ -58,7 +58,9 @@ type engine struct {
 const holdNs = int64(10e9)
 
 func newEngine(b *Builder, from, to *drive.Profile, unthrottled [2]*drive.Profile, noCalls bool) *engine {
-	e := &engine{b: b, from: from, to: to, unthrottled: unthrottled, noCalls: noCalls,
+	e := &engine{b: b, from: from, to: to, noCalls: noCalls,
+		latFrom: b.latenciesOf(from), latTo: b.latenciesOf(to),
+		latFlushFrom: b.latenciesOf(cmp.Or(unthrottled[0], from)), latFlushTo: b.latenciesOf(cmp.Or(unthrottled[1], to)),
 		recent: map[event.Dev][]int64{}, directRecent: map[event.Dev][]int64{}, lastEnd: map[uint32]int64{},
 		byTest: map[string]float64{}}
 	e.accum.init()
@@ -86,6 +88,40 @@ type front struct {
 
 func newFront(engines []*engine) *front {
 	return &front{engines: engines, released: math.MinInt64}
+}
+
+// add takes a call, wait or block request the Builder kept.
+func (f *front) add(e *event.Event) {
+	w := e.Op == event.Write
+	if e.Layer == event.Block {
+		kernel := e.Flags&event.FlagKernel != 0
+		r := blockIO{start: e.Start, end: e.End, size: e.Size, offset: e.Offset, pid: e.Pid, tid: e.Tid, dev: e.Dev,
+			write: w, kernel: kernel, flusher: kernel && isFlusher(e.Comm), readahead: e.Flags&event.FlagReadahead != 0}
+		f.addRequest(&r)
+		return
+	}
+	c := call{start: e.Start, end: e.End, pid: e.Pid, tid: e.Tid, blocked: -1, size: e.Size, offset: e.Offset, dev: e.Dev}
+	if e.Flags&event.FlagBlocked != 0 {
+		c.blocked = e.Blocked
+	}
+	switch {
+	case e.IsWait():
+		c.kind, c.reads, c.writes = kindWait, true, true
+	case e.Op.IsData() && e.Flags&(event.FlagDirect|event.FlagAsync) != 0:
+		c.kind = kindDirect
+		c.reads, c.writes = !w, w
+	case e.Call == event.CallCopyFileRange || e.Call == event.CallSendfile:
+		c.reads, c.writes = true, true
+	default:
+		c.reads, c.writes = !w, w || e.Op == event.Flush
+	}
+	f.addCall(&c)
+}
+
+// dropNoCalls stops the engines that model a trace without a syscall
+// layer: it has one.
+func (f *front) dropNoCalls() {
+	f.engines = slices.DeleteFunc(f.engines, func(e *engine) bool { return e.noCalls })
 }
 
 func (f *front) addCall(c *call) {
@@ -194,14 +230,14 @@ func (e *engine) serve(arrived []blockIO) {
 		access := accessOf(e.recent, r.dev, r.offset, r.size)
 		r.depth = e.ends.len()
 		recorded := float64(r.end-r.start) / 1e3
-		rf, rt := e.from, e.to
+		lf, lt := e.latFrom, e.latTo
 		if r.flusher && r.write {
-			rf, rt = cmp.Or(e.unthrottled[0], e.from), cmp.Or(e.unthrottled[1], e.to)
+			lf, lt = e.latFlushFrom, e.latFlushTo
 		}
-		r.toUs, r.toShared = requestOn(e.b.latenciesOf(rt), r, access, recorded)
+		r.toUs, r.toShared = requestOn(lt, r, access, recorded)
 		r.fromUs = recorded
-		if rf != nil {
-			r.fromUs, r.fromShared = requestOn(e.b.latenciesOf(rf), r, access, recorded)
+		if lf != nil {
+			r.fromUs, r.fromShared = requestOn(lf, r, access, recorded)
 		}
 		e.maxLat = max(e.maxLat, r.end-r.start)
 		e.countTest(r)
@@ -252,15 +288,11 @@ func (e *engine) match(t int64) {
 	e.forget(next)
 	// Matched items move on once no fault can come before them.
 	until := next
-	for len(e.undecided) > 0 {
-		if r := e.req(e.undecided[0]); r != nil && r.maybeFault {
-			until = min(until, r.start)
-			break
-		}
-		e.undecided = e.undecided[1:]
+	if r := e.firstOpen(); r != nil {
+		until = min(until, r.start)
 	}
 	for e.finished.len() > 0 && e.finished.minStart() < until {
-		e.accum.add(e, e.finished.pop())
+		e.accum.add(e.finished.pop())
 	}
 	if e.pendingHead > 1024 && e.pendingHead > len(e.pending)/2 {
 		n := copy(e.pending, e.pending[e.pendingHead:])
@@ -272,12 +304,7 @@ func (e *engine) match(t int64) {
 // every call or wait that could take them or overlap them has been
 // matched.
 func (e *engine) decideFaults(t int64) {
-	for len(e.undecided) > 0 { // the list starts at what is still open
-		if r := e.req(e.undecided[0]); r != nil && r.maybeFault {
-			break
-		}
-		e.undecided = e.undecided[1:]
-	}
+	e.firstOpen()
 	for _, seq := range e.undecided {
 		r := e.req(seq)
 		if r == nil || !r.maybeFault {
@@ -296,6 +323,18 @@ func (e *engine) decideFaults(t int64) {
 		fi := faultItem(r)
 		e.finished.push(&fi)
 	}
+}
+
+// firstOpen drops the decided possible faults at the front of the list,
+// and returns the first still open (nil: none).
+func (e *engine) firstOpen() *request {
+	for len(e.undecided) > 0 {
+		if r := e.req(e.undecided[0]); r != nil && r.maybeFault {
+			return r
+		}
+		e.undecided = e.undecided[1:]
+	}
+	return nil
 }
 
 // forget drops the oldest requests that no call arriving at next or later
@@ -328,10 +367,10 @@ func (e *engine) matchItem(it *item) {
 		if it.end <= it.start {
 			return
 		}
-		toUs := serviceOr(e.b.latenciesOf(e.to), it.writes, access, it.size, float64(e.directEnds.len()), math.NaN())
+		toUs := serviceOr(e.latTo, it.writes, access, it.size, float64(e.directEnds.len()), math.NaN())
 		fromUs := it.len() / 1e3
-		if e.from != nil {
-			fromUs = serviceOr(e.b.latenciesOf(e.from), it.writes, access, it.size, float64(e.directEnds.len()), fromUs)
+		if e.latFrom != nil {
+			fromUs = serviceOr(e.latFrom, it.writes, access, it.size, float64(e.directEnds.len()), fromUs)
 		}
 		if !math.IsNaN(toUs) {
 			it.bound, it.asleep, it.fromNs, it.toNs = true, it.len(), fromUs*1e3, toUs*1e3
@@ -459,7 +498,7 @@ func (e *engine) countTest(r *request) {
 func (e *engine) finish() {
 	e.decideFaults(math.MaxInt64)
 	for e.finished.len() > 0 {
-		e.accum.add(e, e.finished.pop())
+		e.accum.add(e.finished.pop())
 	}
 	e.accum.close()
 }

@@ -285,13 +285,7 @@ func (b *Builder) Add(e *event.Event) {
 			b.timed = true
 		}
 		if !b.hasItems && b.stream != nil {
-			live := b.stream.engines[:0]
-			for _, en := range b.stream.engines {
-				if !en.noCalls {
-					live = append(live, en)
-				}
-			}
-			b.stream.engines = live
+			b.stream.dropNoCalls()
 		}
 		b.hasItems = true
 	case event.Block:
@@ -309,34 +303,6 @@ func (b *Builder) Add(e *event.Event) {
 		return
 	}
 	b.stream.add(e)
-}
-
-// add takes a call, wait or block request Add kept.
-func (f *front) add(e *event.Event) {
-	w := e.Op == event.Write
-	if e.Layer == event.Block {
-		kernel := e.Flags&event.FlagKernel != 0
-		r := blockIO{start: e.Start, end: e.End, size: e.Size, offset: e.Offset, pid: e.Pid, tid: e.Tid, dev: e.Dev,
-			write: w, kernel: kernel, flusher: kernel && isFlusher(e.Comm), readahead: e.Flags&event.FlagReadahead != 0}
-		f.addRequest(&r)
-		return
-	}
-	it := call{start: e.Start, end: e.End, pid: e.Pid, tid: e.Tid, blocked: -1, size: e.Size, offset: e.Offset, dev: e.Dev}
-	if e.Flags&event.FlagBlocked != 0 {
-		it.blocked = e.Blocked
-	}
-	switch {
-	case e.IsWait():
-		it.kind, it.reads, it.writes = kindWait, true, true
-	case e.Op.IsData() && e.Flags&(event.FlagDirect|event.FlagAsync) != 0:
-		it.kind = kindDirect
-		it.reads, it.writes = !w, w
-	case e.Call == event.CallCopyFileRange || e.Call == event.CallSendfile:
-		it.reads, it.writes = true, true
-	default:
-		it.reads, it.writes = !w, w || e.Op == event.Flush
-	}
-	f.addCall(&it)
 }
 
 // DeviceBytes is how many bytes each device moved: where the workload's

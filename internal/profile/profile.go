@@ -265,18 +265,13 @@ func (h *layerHalf) add(e *event.Event) {
 func (h *layerHalf) emitArrival(e *event.Event) {
 	dev := h.devAgg(e.Dev)
 	cross := h.cross()
+	gaps, known, seq := cross.depth.gaps.sum, dev.seq.known, dev.seq.seq
+	if cross != dev {
+		cross.add(e)
+	}
+	dev.add(e)
 	if h.onArrival != nil && e.Op.IsData() {
-		gaps, known, seq := cross.depth.gaps.sum, dev.seq.known, dev.seq.seq
-		if cross != dev {
-			cross.add(e)
-		}
-		dev.add(e)
 		h.report(e, gaps, known, seq, dev)
-	} else {
-		if cross != dev {
-			cross.add(e)
-		}
-		dev.add(e)
 	}
 	if h.series != nil {
 		h.series.add(e)

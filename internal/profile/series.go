@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/order"
 )
 
 // Series is what a report plots over time, at a bounded size whatever the
@@ -94,7 +95,7 @@ type binCache struct {
 // of is the bin of width that t is in.
 func (c *binCache) of(t, width int64) int64 {
 	if c.width != width || t < c.lo || t-c.lo >= width {
-		c.k = floorDiv(t, width)
+		c.k = order.FloorDiv(t, width)
 		c.lo, c.width = c.k*width, width
 	}
 	return c.k
@@ -110,7 +111,7 @@ func (b *bins) cover(lo, hi int64) {
 		return // covered already
 	}
 	for {
-		first, last := floorDiv(lo, b.width), floorDiv(hi, b.width)
+		first, last := order.FloorDiv(lo, b.width), order.FloorDiv(hi, b.width)
 		if b.empty {
 			b.base, b.empty = first, false
 			for c := range b.cols {
@@ -143,13 +144,13 @@ func (b *bins) cover(lo, hi int64) {
 }
 
 func (b *bins) coarsen() {
-	newBase := floorDiv(b.base, 2)
+	newBase := order.FloorDiv(b.base, 2)
 	n := int64(len(b.cols[0]))
-	newLen := floorDiv(b.base+n-1, 2) - newBase + 1
+	newLen := order.FloorDiv(b.base+n-1, 2) - newBase + 1
 	for c, col := range b.cols {
 		merged := make([]float64, newLen)
 		for i, v := range col {
-			merged[floorDiv(b.base+int64(i), 2)-newBase] += v
+			merged[order.FloorDiv(b.base+int64(i), 2)-newBase] += v
 		}
 		b.cols[c] = merged
 	}
@@ -287,7 +288,7 @@ func (g *offsetGrid) rekey(width int64, shift uint) {
 	g.cells = make(map[cellKey]*[2]int64, len(old))
 	clear(g.cache[:])
 	for k, v := range old {
-		nk := cellKey{floorDiv(k.t*g.width, width), (k.row << g.shift) >> shift}
+		nk := cellKey{order.FloorDiv(k.t*g.width, width), (k.row << g.shift) >> shift}
 		c := g.cells[nk]
 		if c == nil {
 			c = &[2]int64{}
@@ -297,16 +298,6 @@ func (g *offsetGrid) rekey(width int64, shift uint) {
 		c[1] += v[1]
 	}
 	g.width, g.shift = width, shift
-}
-
-// floorDiv divides rounding towards minus infinity, so bins before time
-// zero line up like those after it.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }
 
 // seriesBuilder collects a Series from events in arrival order.
