@@ -107,9 +107,7 @@ func arrivalActor(a *profile.Arrival) string {
 type actorTally struct {
 	counts          map[string]*actorCount
 	total, totalIOs int64
-	// The actors counted most recently, newest first: programs take turns,
-	// and a turn finds its counts here without hashing the name.
-	recent [4]*actorCount
+	recent          byName[actorCount]
 }
 
 type actorCount struct {
@@ -122,27 +120,8 @@ func (t *actorTally) add(e *event.Event) { t.count(ActorOf(e), e.Bytes, 1) }
 func (t *actorTally) count(actor string, bytes, ios int64) {
 	t.total += bytes
 	t.totalIOs += ios
-	c := t.recent[0]
-	if c == nil || c.name != actor {
-		c = t.find(actor)
-	}
-	c.bytes += bytes
-	c.ios += ios
-}
-
-// find returns actor's counts and makes them the most recent.
-func (t *actorTally) find(actor string) *actorCount {
-	i := 1
-	for i < len(t.recent) && t.recent[i] != nil && t.recent[i].name != actor {
-		i++
-	}
-	var c *actorCount
-	if i < len(t.recent) && t.recent[i] != nil {
-		c = t.recent[i]
-	} else {
-		if i == len(t.recent) {
-			i--
-		}
+	c := t.recent.get(actor)
+	if c == nil {
 		if t.counts == nil {
 			t.counts = map[string]*actorCount{}
 		}
@@ -150,10 +129,10 @@ func (t *actorTally) find(actor string) *actorCount {
 			c = &actorCount{name: actor}
 			t.counts[actor] = c
 		}
+		t.recent.put(actor, c)
 	}
-	copy(t.recent[1:i+1], t.recent[:i])
-	t.recent[0] = c
-	return c
+	c.bytes += bytes
+	c.ios += ios
 }
 
 // bytesOf is what actor moved.
@@ -199,7 +178,7 @@ const maxTrackedActors = 64
 // program's arrivals swept again on their own, as if it ran alone.
 type actorTracker struct {
 	index  map[string]*trackedActor
-	last   *trackedActor
+	recent byName[trackedActor]
 	actors []*trackedActor
 }
 
@@ -217,8 +196,8 @@ func newActorTracker() *actorTracker { return &actorTracker{index: map[string]*t
 
 func (t *actorTracker) add(arr *profile.Arrival) {
 	name := arrivalActor(arr)
-	a := t.last
-	if a == nil || a.name != name {
+	a := t.recent.get(name)
+	if a == nil {
 		a = t.index[name]
 		if a == nil {
 			if len(t.actors) >= maxTrackedActors {
@@ -228,7 +207,7 @@ func (t *actorTracker) add(arr *profile.Arrival) {
 			t.index[name] = a
 			t.actors = append(t.actors, a)
 		}
-		t.last = a
+		t.recent.put(name, a)
 	}
 	a.sweep.Apply(arr)
 	a.shape.Add(arr)

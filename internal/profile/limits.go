@@ -79,7 +79,7 @@ func (h *layerHalf) makeRoomForDevice() {
 		h.devCount--
 		h.folded++
 	}
-	h.lastAgg = nil
+	clear(h.recent[:])
 }
 
 // makeRoomForProcess, when the table is full, folds the half that moved

@@ -84,16 +84,69 @@ func (f *Fan) Wait() {
 	f.done.Wait()
 }
 
+// Split hands each event to one of its workers, the one its caller names,
+// each worker on a goroutine of its own and seeing its events in the order
+// they were added. Unlike a Fan's workers, none reads events meant for
+// another. Events are copied; the caller may reuse its event.
+type Split struct {
+	lanes []lane
+	done  sync.WaitGroup
+}
+
+type lane struct {
+	cur  []event.Event
+	feed chan []event.Event
+	free chan []event.Event
+}
+
+// NewSplit starts one goroutine per worker. Wait must be called to end them.
+func NewSplit(workers ...func(*event.Event)) *Split {
+	s := &Split{lanes: make([]lane, len(workers))}
+	for i, w := range workers {
+		l := &s.lanes[i]
+		l.feed, l.free = make(chan []event.Event, fanBatches), make(chan []event.Event, fanBatches)
+		for range fanBatches - 1 {
+			l.free <- make([]event.Event, 0, fanBatchSize)
+		}
+		l.cur = make([]event.Event, 0, fanBatchSize)
+		s.done.Add(1)
+		go func() {
+			defer s.done.Done()
+			for b := range l.feed {
+				for k := range b {
+					w(&b[k])
+				}
+				l.free <- b[:0]
+			}
+		}()
+	}
+	return s
+}
+
+// Add hands an event to worker i.
+func (s *Split) Add(i int, e *event.Event) {
+	l := &s.lanes[i]
+	l.cur = append(l.cur, *e)
+	if len(l.cur) == fanBatchSize {
+		l.feed <- l.cur
+		l.cur = <-l.free
+	}
+}
+
+// Wait hands over what is left and waits for every worker to take it all.
+func (s *Split) Wait() {
+	for i := range s.lanes {
+		l := &s.lanes[i]
+		if len(l.cur) > 0 {
+			l.feed <- l.cur
+		}
+		close(l.feed)
+	}
+	s.done.Wait()
+}
+
 // startParallel runs each layer's half of a Builder on its own goroutine:
 // each half takes its layer's events in file order, as on one goroutine.
-func startParallel(halves [2]*layerHalf) *Fan {
-	var workers [2]func(*event.Event)
-	for l, h := range halves {
-		workers[l] = func(e *event.Event) {
-			if e.Layer == h.layer {
-				h.add(e)
-			}
-		}
-	}
-	return NewFan(workers[:]...)
+func startParallel(halves [2]*layerHalf) *Split {
+	return NewSplit(halves[0].add, halves[1].add)
 }

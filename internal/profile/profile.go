@@ -127,7 +127,7 @@ func (k devKey) less(o devKey) bool {
 type Builder struct {
 	opts       Options
 	halves     [2]*layerHalf // by event.Layer
-	par        *Fan          // nil: the halves run on the caller's goroutine
+	par        *Split        // nil: the halves run on the caller's goroutine
 	lastProc   *Process
 	procs      map[uint32]*Process
 	wb         Writeback
@@ -146,11 +146,14 @@ type layerHalf struct {
 	layer    event.Layer
 	arrival  *reorder[event.Event]
 	dispatch *reorder[dispatched] // block only
+	pending  dispatched           // what add hands dispatch, copied there
 	agg      *layerAgg            // the whole layer: what depends on order across devices
 	devs     map[event.Dev]*layerAgg
 	series   *seriesBuilder
-	lastDev  event.Dev
-	lastAgg  *layerAgg
+	recent   [8]struct { // devices looked up lately, direct-mapped by number
+		dev event.Dev
+		agg *layerAgg
+	}
 	// solo is the layer's one device while it has only one (most traces):
 	// the layer's sweep in arrival order is then the device's, so agg is
 	// left alone until a second device comes and takes a copy of it.
@@ -213,7 +216,7 @@ func (b *Builder) Add(e *event.Event) {
 	}
 	b.countProcess(e)
 	if b.par != nil {
-		b.par.Add(e)
+		b.par.Add(int(e.Layer), e)
 		return
 	}
 	b.halves[e.Layer].add(e)
@@ -257,8 +260,9 @@ func (b *Builder) countIOs(pid uint32, comm string, layer event.Layer, op event.
 func (h *layerHalf) add(e *event.Event) {
 	h.arrival.push(e.Start, e.End, e)
 	if h.dispatch != nil && e.Op.IsData() {
-		d := dispatched{at: e.DeviceTime(), end: e.End, dev: e.Dev}
-		h.dispatch.push(d.at, d.end, &d)
+		d := &h.pending // not a local: through the generic push it would escape, one allocation a request
+		*d = dispatched{at: e.DeviceTime(), end: e.End, dev: e.Dev}
+		h.dispatch.push(d.at, d.end, d)
 	}
 }
 
@@ -302,8 +306,9 @@ func (h *layerHalf) emitDispatch(d *dispatched) {
 }
 
 func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
-	if h.lastAgg != nil && h.lastDev == dev {
-		return h.lastAgg
+	slot := &h.recent[(uint64(dev.Major)<<32|uint64(dev.Minor))*0x9E3779B97F4A7C15>>61]
+	if slot.agg != nil && slot.dev == dev {
+		return slot.agg
 	}
 	d := h.devs[dev]
 	if d == nil {
@@ -319,7 +324,7 @@ func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
 		h.devs[dev] = d
 		h.devCount++
 	}
-	h.lastDev, h.lastAgg = dev, d
+	slot.dev, slot.agg = dev, d
 	return d
 }
 

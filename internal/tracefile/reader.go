@@ -116,7 +116,7 @@ func (r *Reader) readAhead(off int64) {
 // chunks' events for NextBatch.
 func (r *Reader) decompress() {
 	defer r.finished.Done()
-	zdec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunk))
+	zdec, err := newChunkDecoder()
 	if err != nil {
 		for j := range r.work {
 			j.err = err
@@ -145,8 +145,8 @@ func (j *chunkJob) decodeEvents() {
 	// Every event takes at least 14 bytes: a count the chunk cannot hold
 	// is not allocated for.
 	n := int(min(j.dec.left, uint64(len(j.dec.buf)/14+1)))
-	if cap(j.events) < n {
-		j.events = make([]event.Event, 0, n)
+	if cap(j.events) < n+1 { // the loop appends one past the last event
+		j.events = make([]event.Event, 0, n+1)
 	}
 	for {
 		j.events = append(j.events, event.Event{})
@@ -184,7 +184,7 @@ func ReadMeta(path string) (Meta, error) {
 }
 
 func (r *Reader) init() error {
-	zdec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunk))
+	zdec, err := newChunkDecoder()
 	if err != nil {
 		return err
 	}
@@ -326,6 +326,14 @@ func readFrame(br *bufio.Reader, comp *[]byte) (byte, uint32, error) {
 		return 0, 0, errChecksum
 	}
 	return fr[1], rawLen, nil
+}
+
+// newChunkDecoder is a zstd decoder for one goroutine's chunks. It skips
+// zstd's own checksum of the decompressed bytes: readFrame has checked the
+// chunk's CRC-32C over the compressed ones, which the decompression
+// determines.
+func newChunkDecoder() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunk), zstd.IgnoreChecksum(true))
 }
 
 // inflate decompresses a chunk's body into dst's storage.
