@@ -94,14 +94,6 @@ func ActorOf(e *event.Event) string {
 	return e.Comm
 }
 
-// arrivalActor is ActorOf for an arrival.
-func arrivalActor(a *profile.Arrival) string {
-	if a.Flags&event.FlagKernel != 0 {
-		return kernelActorName
-	}
-	return a.Comm
-}
-
 // actorTally counts each actor's data bytes and I/Os, to pick the
 // actors worth a profile of their own.
 type actorTally struct {
@@ -195,7 +187,7 @@ type trackedActor struct {
 func newActorTracker() *actorTracker { return &actorTracker{index: map[string]*trackedActor{}} }
 
 func (t *actorTracker) add(arr *profile.Arrival) {
-	name := arrivalActor(arr)
+	name := ActorOf(arr.Event)
 	a := t.recent.get(name)
 	if a == nil {
 		a = t.index[name]

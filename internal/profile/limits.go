@@ -112,7 +112,7 @@ func (b *Builder) makeRoomForProcess() {
 		delete(b.procs, q.Pid)
 		b.foldedProcs++
 	}
-	b.lastProc = nil
+	clear(b.recentProc[:])
 }
 
 func (p *Process) bytes() int64 {

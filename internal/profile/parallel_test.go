@@ -86,9 +86,15 @@ func TestOneDeviceSweepIsTheLayers(t *testing.T) {
 				evs[i].Dev.Minor = 1
 			}
 		}
-		run := func(solo bool) (string, []Arrival) {
-			var got []Arrival
-			keep := func(a *Arrival) { got = append(got, *a) }
+		type seen struct { // an arrival's event is the profile's until the call returns
+			e        event.Event
+			depth    int
+			idle     int64
+			seq, any bool
+		}
+		run := func(solo bool) (string, []seen) {
+			var got []seen
+			keep := func(a *Arrival) { got = append(got, seen{*a.Event, a.depth, a.idle, a.seq, a.seqKnown}) }
 			b := NewBuilder(Options{Series: true, OnArrival: [2]func(*Arrival){keep, keep}})
 			for _, h := range b.halves {
 				h.soloOff = !solo

@@ -128,7 +128,7 @@ type Builder struct {
 	opts       Options
 	halves     [2]*layerHalf // by event.Layer
 	par        *Split        // nil: the halves run on the caller's goroutine
-	lastProc   *Process
+	recentProc [16]*Process  // processes counted lately, direct-mapped by pid
 	procs      map[uint32]*Process
 	wb         Writeback
 	devByNum   map[event.Dev]event.Device
@@ -229,7 +229,8 @@ func (b *Builder) countProcess(e *event.Event) {
 // countIOs counts n I/Os of one process, layer and direction moving
 // bytes.
 func (b *Builder) countIOs(pid uint32, comm string, layer event.Layer, op event.Op, kernel bool, n, bytes int64) {
-	p := b.lastProc
+	slot := &b.recentProc[pid%uint32(len(b.recentProc))]
+	p := *slot
 	if p == nil || p.Pid != pid {
 		p = b.procs[pid]
 		if p == nil {
@@ -237,7 +238,7 @@ func (b *Builder) countIOs(pid uint32, comm string, layer event.Layer, op event.
 			p = &Process{Pid: pid}
 			b.procs[pid] = p
 		}
-		b.lastProc = p
+		*slot = p
 	}
 	p.Comm = comm
 	read, write := &p.SyscallReadBytes, &p.SyscallWriteBytes

@@ -11,25 +11,17 @@ import (
 const defaultWindow = 10 * time.Second
 
 // Arrival is a data I/O as a profile's layer sweep sees it, in arrival
-// order (Options.OnArrival): the event's fields a classification reads,
-// and what the sweep found — the depth it arrived at, the idle time before
-// it, whether it continued a stream. ShapeBuckets count arrivals; a Sweep
-// gives them a program's own view instead of the whole layer's.
+// order (Options.OnArrival): the event, which is the profile's and must not
+// be changed, and what the sweep found — the depth it arrived at, the idle
+// time before it, whether it continued a stream. ShapeBuckets count
+// arrivals; a Sweep gives them a program's own view instead of the whole
+// layer's.
 type Arrival struct {
-	Start, End   int64
-	Offset, Size int64
-	Bytes        int64
-	Inode        uint64
-	Dev          event.Dev
-	Layer        event.Layer
-	Op           event.Op
-	Flags        event.Flags
-	Pid          uint32
-	Comm         string
-	depth        int   // in flight when it arrived, itself included (0: not counted)
-	idle         int64 // nothing in flight for this long before it, ns
-	seq          bool  // it continued a stream
-	seqKnown     bool  // it had an offset and a size
+	*event.Event
+	depth    int   // in flight when it arrived, itself included (0: not counted)
+	idle     int64 // nothing in flight for this long before it, ns
+	seq      bool  // it continued a stream
+	seqKnown bool  // it had an offset and a size
 }
 
 // maxShapeStreams bounds the devices and files whose streams a Sweep
@@ -73,8 +65,7 @@ func (s *Sweep) Apply(a *Arrival) {
 // their counts from before e.
 func (h *layerHalf) report(e *event.Event, gaps float64, known, seq int64, dev *layerAgg) {
 	a := &h.scratch
-	*a = Arrival{Start: e.Start, End: e.End, Offset: e.Offset, Size: e.Size, Bytes: e.Bytes, Inode: e.Inode,
-		Dev: e.Dev, Layer: e.Layer, Op: e.Op, Flags: e.Flags, Pid: e.Pid, Comm: e.Comm}
+	*a = Arrival{Event: e}
 	if e.Flags&event.FlagCopySource == 0 {
 		cross := h.cross()
 		a.depth = cross.depth.inflight.Len()
