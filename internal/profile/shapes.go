@@ -34,14 +34,14 @@ const maxShapeStreams = 1 << 14
 // layer's arrivals (one program's), given in arrival order, as if they
 // were all there was.
 type Sweep struct {
-	depth *depthSweep
-	seq   *seqTracker
+	depth   *depthSweep
+	streams event.Streams // not a seqTracker: no seek distances wanted
 }
 
 // NewSweep returns a Sweep that has seen nothing.
 func NewSweep() *Sweep {
-	s := &Sweep{depth: newDepthSweep(), seq: newSeqTracker()}
-	s.seq.streams.Limit = maxShapeStreams
+	s := &Sweep{depth: newDepthSweep()}
+	s.streams.Limit = maxShapeStreams
 	return s
 }
 
@@ -56,7 +56,8 @@ func (s *Sweep) Apply(a *Arrival) {
 	}
 	a.seq, a.seqKnown = false, false
 	if a.Offset >= 0 && a.Size > 0 {
-		a.seqKnown, a.seq = true, s.seq.step(a.Dev, a.Inode, a.Offset, a.Size)
+		a.seqKnown = true
+		a.seq, _, _ = s.streams.Next(a.Dev, a.Inode, a.Offset, a.Size)
 	}
 }
 
