@@ -221,6 +221,26 @@ func (b *bins) spreadValue(col int, a, c int64, v float64) {
 	}
 }
 
+// addWithin is add, spreadValue and spread for an I/O [a, c) that falls in
+// one bin — almost every I/O: one count to ios, v to val, its time to
+// busy, with the same arithmetic. It does nothing and returns false for an
+// I/O that spans bins or takes no time.
+func (b *bins) addWithin(ios, val, busy int, a, c int64, v float64) bool {
+	if c <= a {
+		return false
+	}
+	b.cover(a, c)
+	k := b.last.of(a, b.width)
+	if c > (k+1)*b.width {
+		return false
+	}
+	i, d := k-b.base, float64(c-a)
+	b.cols[ios][i]++
+	b.cols[val][i] += v * d / d
+	b.cols[busy][i] += d
+	return true
+}
+
 // Columns of a layer's bins.
 const (
 	colIOs = iota
@@ -306,6 +326,9 @@ type seriesBuilder struct {
 	origin  int64
 	started bool
 	grids   map[event.Dev]*offsetGrid
+	// The grid of the last block request's device.
+	lastDev  event.Dev
+	lastGrid *offsetGrid
 }
 
 func newSeriesBuilder() *seriesBuilder {
@@ -320,11 +343,15 @@ func (s *seriesBuilder) add(e *event.Event) {
 		return
 	}
 	base := int(e.Layer) * colsPerLayer
-	s.bins.add(base+colIOs, e.Start, 1)
 	col := colRead
 	if e.Op == event.Write {
 		col = colWrite
 	}
+	if s.bins.addWithin(base+colIOs, base+col, base+colBusy, e.Start, e.End, float64(e.Bytes)) {
+		s.addOffset(e)
+		return
+	}
+	s.bins.add(base+colIOs, e.Start, 1)
 	// Bytes are spread over the time the I/O took: a 512 MiB
 	// copy_file_range is not 512 MiB in one bin.
 	if e.End > e.Start {
@@ -333,15 +360,25 @@ func (s *seriesBuilder) add(e *event.Event) {
 		s.bins.add(base+col, e.Start, float64(e.Bytes))
 	}
 	s.bins.spread(base+colBusy, e.Start, e.End)
-	if e.Layer == event.Block {
-		g := s.grids[e.Dev]
+	s.addOffset(e)
+}
+
+// addOffset puts a block request in its device's offset map.
+func (s *seriesBuilder) addOffset(e *event.Event) {
+	if e.Layer != event.Block {
+		return
+	}
+	g := s.lastGrid
+	if g == nil || s.lastDev != e.Dev {
+		g = s.grids[e.Dev]
 		if g == nil {
 			s.makeRoomForGrid()
 			g = newOffsetGrid()
 			s.grids[e.Dev] = g
 		}
-		g.add(e.Start, e.Offset, e.Op == event.Write)
+		s.lastDev, s.lastGrid = e.Dev, g
 	}
+	g.add(e.Start, e.Offset, e.Op == event.Write)
 }
 
 // merge takes in another layer's series (the two layers' builders touch
@@ -373,6 +410,7 @@ func (s *seriesBuilder) makeRoomForGrid() {
 		}
 	}
 	delete(s.grids, quietest)
+	s.lastGrid = nil
 }
 
 func (s *seriesBuilder) result(lat [2]*logHist, names map[event.Dev]string) *Series {

@@ -152,3 +152,41 @@ func TestBinsAbsorb(t *testing.T) {
 		}
 	}
 }
+
+// An I/O within one bin is counted by addWithin as by add, spreadValue and
+// spread, bin for bin, through coarsening and out-of-order times; one that
+// spans bins or takes no time is left to them.
+func TestBinsAddWithinAsSpread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	fast, slow := newBins(3), newBins(3)
+	within := 0
+	for i := range 200_000 {
+		a := int64(i)*50_000 + rng.Int64N(20_000_000) - 10_000_000
+		c := a + []int64{0, rng.Int64N(300_000), rng.Int64N(50_000_000)}[rng.IntN(3)] // none, short, long
+		v := float64(rng.Int64N(1 << 20))
+		if fast.addWithin(0, 1, 2, a, c, v) {
+			within++
+		} else {
+			fast.add(0, a, 1)
+			if c > a {
+				fast.spreadValue(1, a, c, v)
+			} else {
+				fast.add(1, a, v)
+			}
+			fast.spread(2, a, c)
+		}
+		slow.add(0, a, 1)
+		if c > a {
+			slow.spreadValue(1, a, c, v)
+		} else {
+			slow.add(1, a, v)
+		}
+		slow.spread(2, a, c)
+	}
+	if within < 50_000 || within > 190_000 {
+		t.Fatalf("%d of 200000 within one bin: the test does not try both ways", within)
+	}
+	if fast.width != slow.width || fast.base != slow.base || !reflect.DeepEqual(fast.cols, slow.cols) {
+		t.Fatalf("bins differ: width %d/%d, base %d/%d", fast.width, slow.width, fast.base, slow.base)
+	}
+}
