@@ -40,7 +40,7 @@ type Sweep struct {
 
 // NewSweep returns a Sweep that has seen nothing.
 func NewSweep() *Sweep {
-	s := &Sweep{depth: newDepthSweep()}
+	s := &Sweep{depth: newBareSweep()}
 	s.streams.Limit = maxShapeStreams
 	return s
 }
