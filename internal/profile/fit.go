@@ -3,6 +3,7 @@ package profile
 import (
 	"math/rand/v2"
 	"sort"
+	"sync"
 )
 
 // Fit is a robust (Theil–Sen) line through service time against I/O size:
@@ -69,12 +70,18 @@ func thin(x, y []float64, n int) ([]float64, []float64) {
 	return ox, oy
 }
 
+// slopeBufs holds the slices fits find slopes in: a megabyte each, and a
+// classification fits every layer, device, window, phase and program.
+var slopeBufs = sync.Pool{New: func() any { return new([]float64) }}
+
 func (f *fitSampler) fit() *Fit {
 	n := len(f.x)
 	if n < 10 {
 		return &Fit{Points: n, Note: "too few I/Os to fit"}
 	}
-	slopes := make([]float64, 0, n*(n-1)/2)
+	buf := slopeBufs.Get().(*[]float64)
+	defer slopeBufs.Put(buf)
+	slopes := (*buf)[:0]
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
 			if dx := f.x[j] - f.x[i]; dx != 0 {
@@ -82,6 +89,7 @@ func (f *fitSampler) fit() *Fit {
 			}
 		}
 	}
+	*buf = slopes
 	if len(slopes) < n {
 		return &Fit{Points: n, Note: "sizes barely vary: no transfer rate can be separated from overhead"}
 	}
