@@ -4,20 +4,24 @@ import "github.com/ioshape/ioshape/internal/order"
 
 // depthSweep walks I/Os in arrival order and keeps the set in flight: the
 // depth each arrival sees (itself included, so one I/O at a time is depth
-// 1), the time-weighted depth, busy time, and idle gaps (from the last
-// completion to the next arrival while nothing was in flight).
+// 1), busy time, idle gaps (from the last completion to the next arrival
+// while nothing was in flight), and the sum of latencies, which is the
+// integral of depth over time.
+//
+// Busy time and gaps need no more than the busy period so far — when it
+// started and the latest completion of the I/Os in it — since an arrival
+// after that completion finds nothing in flight; only the depth an arrival
+// sees needs the set itself.
 type depthSweep struct {
 	inflight  order.Heap[struct{}]
-	now       int64
 	started   bool
-	integral  float64 // depth × ns
-	busy      int64   // ns with depth > 0
-	idleSince int64
-	idle      bool
+	busyStart int64   // the current busy period: from its first arrival
+	busyEnd   int64   // to the latest completion of its I/Os
+	busy      int64   // ns with depth > 0, in earlier busy periods
 	depths    []int64 // arrivals seen at each depth
 	gaps      logHist
 	n         int64
-	latSum    float64
+	latSum    float64 // ns; the integral of depth over time
 	// bare keeps only the set in flight and the idle time (gaps.sum): what
 	// a program's own sweep in classify reads, at a third of the cost.
 	bare bool
@@ -37,51 +41,27 @@ func (s *depthSweep) clone() *depthSweep {
 	return &c
 }
 
-func (s *depthSweep) advance(t int64) {
-	if !s.started {
-		s.now, s.started = t, true
-		return
-	}
-	if t <= s.now {
-		return
-	}
-	if s.bare {
-		s.now = t
-		return
-	}
-	d := s.inflight.Len()
-	s.integral += float64(d) * float64(t-s.now)
-	if d > 0 {
-		s.busy += t - s.now
-	}
-	s.now = t
-}
-
-func (s *depthSweep) completeUpTo(t int64) {
-	for s.inflight.Len() > 0 && s.inflight.MinKey() <= t {
-		c := s.inflight.MinKey()
-		s.advance(c) // the interval up to c still had c in flight
-		s.inflight.Pop()
-		if s.inflight.Len() == 0 {
-			s.idleSince, s.idle = c, true
-		}
-	}
-}
-
 // arrive records an I/O arriving at a and completing at c.
 func (s *depthSweep) arrive(a, c int64) {
-	s.completeUpTo(a)
-	s.advance(a)
-	if s.idle && s.inflight.Len() == 0 && a >= s.idleSince {
-		if s.bare {
-			s.gaps.sum += float64(a - s.idleSince)
-		} else {
-			s.gaps.add(a - s.idleSince)
-		}
-	}
-	s.idle = false
 	if c < a {
 		c = a
+	}
+	for s.inflight.Len() > 0 && s.inflight.MinKey() <= a {
+		s.inflight.Pop()
+	}
+	switch {
+	case !s.started:
+		s.started, s.busyStart, s.busyEnd = true, a, c
+	case a >= s.busyEnd: // everything before has completed: a gap, then a new busy period
+		s.busy += s.busyEnd - s.busyStart
+		if s.bare {
+			s.gaps.sum += float64(a - s.busyEnd)
+		} else {
+			s.gaps.add(a - s.busyEnd)
+		}
+		s.busyStart, s.busyEnd = a, c
+	default:
+		s.busyEnd = max(s.busyEnd, c)
 	}
 	s.inflight.Push(c, struct{}{})
 	if s.bare {
@@ -96,8 +76,10 @@ func (s *depthSweep) arrive(a, c int64) {
 	s.latSum += float64(c - a)
 }
 
+// finish ends the busy period under way.
 func (s *depthSweep) finish() {
-	s.completeUpTo(1<<63 - 1)
+	s.busy += s.busyEnd - s.busyStart
+	s.busyStart = s.busyEnd
 }
 
 // DepthStats describes queue depth: the number of I/Os in flight seen by
@@ -159,7 +141,7 @@ func (s *depthSweep) stats() DepthStats {
 	ds.Mean = round3(sum / float64(s.n))
 	if s.busy > 0 {
 		ds.BusyS = round3(float64(s.busy) / 1e9)
-		ds.MeanTimeWeighted = round3(s.integral / float64(s.busy))
+		ds.MeanTimeWeighted = round3(s.latSum / float64(s.busy))
 		lambda := float64(s.n) / float64(s.busy)
 		ds.LittlesLaw = round3(lambda * s.latSum / float64(s.n))
 		if ds.MeanTimeWeighted > 0 {

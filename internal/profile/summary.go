@@ -72,10 +72,7 @@ func (a *layerAgg) addSummary(s *event.Summary) {
 			d.depths[depth] += c[1]
 			d.n += c[1]
 		}
-		// By Little's law the integral of depth over time is the sum of
-		// latencies.
-		d.latSum += float64(s.LatencyNs)
-		d.integral += float64(s.LatencyNs)
+		d.latSum += float64(s.LatencyNs) // the integral of depth over time
 		d.busy += s.BusyNs
 		d.gaps.addBuckets(s.Gap, s.IdleNs)
 	}
