@@ -467,6 +467,79 @@ static __always_inline bool traced(__u32 tgid)
 	return bpf_map_lookup_elem(&track, &tgid) != NULL;
 }
 
+// sc_state is a thread's syscall in flight, kept in task storage: cheaper
+// than a hash keyed by thread ID, and freed with the thread. It also keeps
+// whether the thread is traced, so the set of traced processes is looked
+// up once per thread rather than on every syscall and request.
+struct sc_state {
+	__u8 pending; // PENDING_*
+	__u8 trace;   // TRACE_*: whether the thread's process is traced, once looked up
+	__u64 aio_events; // io_getevents: the events array
+	__u64 start;
+	__u64 count;
+	__s64 pos;
+	__u64 dev;
+	__u64 ino;
+	__u64 fflags;
+	__s64 out_pos;
+	__u64 out_dev;
+	__u64 out_ino;
+	__u64 out_fflags;
+	__u32 call;
+	bool has_out;
+	__u64 asleep;  // when it left the CPU to wait (see on_switch); 0: running
+	__u64 blocked; // time waiting so far in the call in flight
+	struct arrival arr, arr_out; // --summary
+};
+
+enum {
+	TRACE_UNKNOWN = 0,
+	TRACE_YES = 1,
+	TRACE_NO = 2,
+};
+
+enum {
+	PENDING_NONE = 0,
+	PENDING_CALL = 1,
+	PENDING_GETEVENTS = 2,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sc_state);
+} scs SEC(".maps");
+
+static __always_inline struct sc_state *thread_state(bool create)
+{
+	return bpf_task_storage_get(&scs, bpf_get_current_task_btf(), 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+// traced_thread says whether the current thread, of process tgid and with
+// task storage s (or none), is traced, and remembers it in s. A thread's
+// answer can change only when it execs a program traced by name (on_exec
+// sets it); a process traced by fork is new, and its threads look it up
+// afresh.
+static __always_inline bool traced_thread(__u32 tgid, struct sc_state *s)
+{
+	if (!s)
+		return traced(tgid);
+	if (s->trace == TRACE_UNKNOWN)
+		s->trace = traced(tgid) ? TRACE_YES : TRACE_NO;
+	return s->trace == TRACE_YES;
+}
+
+// traced_current is traced_thread for a program that keeps no state of its
+// own for the thread: it uses the thread's answer if there is one.
+static __always_inline bool traced_current(__u32 tgid)
+{
+	struct sc_state *s = thread_state(false);
+	if (s && s->trace != TRACE_UNKNOWN)
+		return s->trace == TRACE_YES;
+	return traced(tgid);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -520,6 +593,9 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	__u8 one = 1;
 	if (bpf_map_update_elem(&track, &tgid, &one, BPF_ANY))
 		count(CNT_MAP_FULL);
+	struct sc_state *s = bpf_task_storage_get(&scs, p, 0, 0);
+	if (s)
+		s->trace = TRACE_YES; // it may have been looked up before the exec
 	struct record *r = reserve(REC_FORK);
 	if (r) {
 		r->child = tgid;
@@ -589,7 +665,7 @@ static __always_inline void arriving(struct rq_state *s, __u32 bytes, __u64 now,
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->kthread = (task->flags & PF_KTHREAD) ? 1 : 0;
-	s->tracked = s->kthread || traced(s->pid);
+	s->tracked = s->kthread || traced_current(s->pid);
 	s->bytes = bytes;
 	s->dbytes = dispatch ? bytes : 0;
 	s->live = 1;
@@ -1082,46 +1158,6 @@ static __always_inline __u64 iovec_bytes(__u64 vec, __u64 n)
 	return c.total;
 }
 
-// sc_state is a thread's syscall in flight, kept in task storage: cheaper
-// than a hash keyed by thread ID, and freed with the thread.
-struct sc_state {
-	__u8 pending; // PENDING_*
-	__u64 aio_events; // io_getevents: the events array
-	__u64 start;
-	__u64 count;
-	__s64 pos;
-	__u64 dev;
-	__u64 ino;
-	__u64 fflags;
-	__s64 out_pos;
-	__u64 out_dev;
-	__u64 out_ino;
-	__u64 out_fflags;
-	__u32 call;
-	bool has_out;
-	__u64 asleep;  // when it left the CPU to wait (see on_switch); 0: running
-	__u64 blocked; // time waiting so far in the call in flight
-	struct arrival arr, arr_out; // --summary
-};
-
-enum {
-	PENDING_NONE = 0,
-	PENDING_CALL = 1,
-	PENDING_GETEVENTS = 2,
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sc_state);
-} scs SEC(".maps");
-
-static __always_inline struct sc_state *thread_state(bool create)
-{
-	return bpf_task_storage_get(&scs, bpf_get_current_task_btf(), 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-}
-
 // libaio: each iocb is an I/O from io_submit to the io_getevents that reaps
 // it, which is what an application's "iodepth" counts.
 struct aio_key {
@@ -1227,32 +1263,29 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 pid = pt >> 32, tid = (__u32)pt;
-	if (!traced(pid))
+	// Every thread that makes a call of the table gets its state, traced
+	// or not: after its first call, telling is one task-storage lookup.
+	struct sc_state *s = thread_state(true);
+	if (!traced_thread(pid, s))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	if (cs->kind == KIND_AIO_SUBMIT) {
 		aio_submit(regs, pid, tid, now);
 		return 0;
 	}
+	if (!s) {
+		count(CNT_MAP_FULL);
+		return 0;
+	}
 	if (cs->kind == KIND_AIO_GETEVENTS) {
-		struct sc_state *t = thread_state(true);
-		if (!t) {
-			count(CNT_MAP_FULL);
-			return 0;
-		}
-		t->pending = PENDING_GETEVENTS;
-		t->aio_events = SYSCALL_ARG(regs, 3);
+		s->pending = PENDING_GETEVENTS;
+		s->aio_events = SYSCALL_ARG(regs, 3);
 		return 0;
 	}
 	struct file_info fi = {};
 	storage_file(fd_file((long)SYSCALL_ARG(regs, cs->fd_arg)), &fi, false);
 	if (!fi.ok)
 		return 0;
-	struct sc_state *s = thread_state(true);
-	if (!s) {
-		count(CNT_MAP_FULL);
-		return 0;
-	}
 	s->pending = PENDING_CALL;
 	s->start = now;
 	s->blocked = 0;
@@ -1417,8 +1450,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	bool io_sleep = !preempt && (prev_state & TASK_UNINTERRUPTIBLE);
 	bool other_sleep = !preempt && !io_sleep && prev_state != 0;
 	struct sc_state *s = bpf_task_storage_get(&scs, prev, 0, 0);
-	if (!s && io_sleep && !(prev->flags & PF_KTHREAD) && traced(prev->tgid))
+	if (s && s->trace == TRACE_NO) {
+		s = NULL; // an untraced thread's state only says so
+	} else if (!s && io_sleep && !(prev->flags & PF_KTHREAD) && traced(prev->tgid)) {
 		s = bpf_task_storage_get(&scs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (s)
+			s->trace = TRACE_YES;
+	}
 	if (s && (s->pending == PENDING_CALL ? !other_sleep : s->pending == PENDING_NONE && io_sleep)) {
 		now = bpf_ktime_get_ns();
 		s->asleep = now;
@@ -1478,7 +1516,7 @@ int BPF_PROG(on_uring_submit, struct io_kiocb *req)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 pid = pt >> 32;
-	if (!traced(pid))
+	if (!traced_current(pid))
 		return 0;
 	__u8 op = req->opcode;
 	if (!(op == 1 || op == 2 || op == 3 || op == 4 || op == 5 || op == 22 || op == 23))

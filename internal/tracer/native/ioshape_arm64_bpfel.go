@@ -115,7 +115,8 @@ type ioshapeRqState struct {
 type ioshapeScState struct {
 	_         structs.HostLayout
 	Pending   uint8
-	_         [7]byte
+	Trace     uint8
+	_         [6]byte
 	AioEvents uint64
 	Start     uint64
 	Count     uint64
