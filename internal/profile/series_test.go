@@ -167,21 +167,9 @@ func TestBinsAddWithinAsSpread(t *testing.T) {
 		if fast.addWithin(0, 1, 2, a, c, v) {
 			within++
 		} else {
-			fast.add(0, a, 1)
-			if c > a {
-				fast.spreadValue(1, a, c, v)
-			} else {
-				fast.add(1, a, v)
-			}
-			fast.spread(2, a, c)
+			addInSteps(fast, a, c, v)
 		}
-		slow.add(0, a, 1)
-		if c > a {
-			slow.spreadValue(1, a, c, v)
-		} else {
-			slow.add(1, a, v)
-		}
-		slow.spread(2, a, c)
+		addInSteps(slow, a, c, v)
 	}
 	if within < 50_000 || within > 190_000 {
 		t.Fatalf("%d of 200000 within one bin: the test does not try both ways", within)
@@ -189,4 +177,15 @@ func TestBinsAddWithinAsSpread(t *testing.T) {
 	if fast.width != slow.width || fast.base != slow.base || !reflect.DeepEqual(fast.cols, slow.cols) {
 		t.Fatalf("bins differ: width %d/%d, base %d/%d", fast.width, slow.width, fast.base, slow.base)
 	}
+}
+
+// addInSteps is what the series does for an I/O without addWithin.
+func addInSteps(b *bins, a, c int64, v float64) {
+	b.add(0, a, 1)
+	if c > a {
+		b.spreadValue(1, a, c, v)
+	} else {
+		b.add(1, a, v)
+	}
+	b.spread(2, a, c)
 }
