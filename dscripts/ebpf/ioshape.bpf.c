@@ -68,20 +68,19 @@ struct record {
 	__u8 flags;  // block: BF_*
 	__u32 pid;
 	__u32 tid;
-	__s32 status; // block: blk_status_t at completion
+	__u32 call;   // syscall: event.Call
 	__u64 start;  // block arrival, syscall entry (ns, CLOCK_MONOTONIC)
 	__u64 dispatch; // block: dispatch; syscall: time off the CPU in the call, but for interruptible sleep
 	__u64 end;    // completion, syscall exit; exit records: the time
-	__u64 dev;    // kernel encoding: major << 20 | minor
 	__s64 offset; // block: sector; syscall: file position
 	__u64 size;   // bytes
-	__s64 ret;    // syscall result
+	__s64 ret;    // syscall: the result; block: blk_status_t at completion; fork: the child
 	__u64 ino;
-	__u64 fflags; // file's f_flags
-	__u32 call;   // event.Call
-	__u32 child;  // fork: the child
+	__u32 dev;    // kernel encoding: major << 20 | minor
+	__u32 fflags; // file's f_flags
 	char comm[16];
 };
+_Static_assert(sizeof(struct record) == 96, "parse.NativeRecordSize reads 96 bytes");
 
 // Keeps struct record in the object's BTF, for the Go bindings.
 const struct record *unused_record __attribute__((unused));
@@ -554,7 +553,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	struct record *r = reserve(REC_FORK);
 	if (r) {
 		r->pid = ptgid;
-		r->child = ctgid;
+		r->ret = ctgid;
 		submit(r);
 	}
 	return 0;
@@ -598,7 +597,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 		s->trace = TRACE_YES; // it may have been looked up before the exec
 	struct record *r = reserve(REC_FORK);
 	if (r) {
-		r->child = tgid;
+		r->ret = tgid;
 		submit(r);
 	}
 	return 0;
@@ -826,7 +825,7 @@ static __always_inline void emit_block(struct rq_state *s, __u64 dev, __u64 sect
 	r->end = bpf_ktime_get_ns();
 	r->offset = sector;
 	r->size = size;
-	r->status = status;
+	r->ret = status;
 	r->op = block_op(opf);
 	r->flags = block_flags(opf) | (s->kthread ? BF_KTHREAD : 0);
 	r->pid = s->pid;

@@ -189,15 +189,18 @@ func fileEvents(tb testing.TB, path string) []event.Event {
 // BenchmarkProfileOnly isolates the profile step from file decoding.
 func BenchmarkProfileOnly(b *testing.B) {
 	evs := fileEvents(b, syntheticTrace(b, 1_000_000))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		bd := profile.NewBuilder(profile.Options{})
-		for k := range evs {
-			bd.Add(&evs[k])
-		}
-		bd.Finish()
+	for _, parallel := range []bool{false, true} {
+		b.Run(fmt.Sprintf("parallel=%v", parallel), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				bd := profile.NewBuilder(profile.Options{Parallel: parallel})
+				for k := range evs {
+					bd.Add(&evs[k])
+				}
+				bd.Finish()
+			}
+			b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
 	}
-	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 // BenchmarkDecodeOnly isolates reading the trace file.

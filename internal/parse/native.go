@@ -9,15 +9,17 @@ import (
 )
 
 // NativeRecordSize is the size of a record from ioshape's eBPF programs
-// (struct record in dscripts/ioshape.bpf.c):
+// (struct record in dscripts/ebpf/ioshape.bpf.c):
 //
-//	0 kind u8, 1 role u8, 2 op u8, 3 flags u8, 4 pid u32, 8 tid u32,
-//	12 status s32, 16 start u64, 24 dispatch (syscall: blocked) u64, 32 end u64, 40 dev u64,
-//	48 offset s64, 56 size u64, 64 ret s64, 72 ino u64, 80 fflags u64,
-//	88 call u32, 92 child u32, 96 comm [16]byte
+//	0 kind u8, 1 role u8, 2 op u8, 3 flags u8, 4 pid u32, 8 tid u32, 12 call u32,
+//	16 start u64, 24 dispatch (syscall: blocked) u64, 32 end u64, 40 offset s64,
+//	48 size u64, 56 ret s64 (block: status; fork: child), 64 ino u64,
+//	72 dev u32, 76 fflags u32, 80 comm [16]byte
 //
-// in the host's byte order (little-endian on x86_64 and arm64).
-const NativeRecordSize = 112
+// in the host's byte order (little-endian on x86_64 and arm64). Every
+// byte is copied through the ring buffer for every I/O, so fields are
+// no wider than their values and share where the kinds do not.
+const NativeRecordSize = 96
 
 // Record kinds of the native format.
 const (
@@ -69,7 +71,7 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 	le := binary.LittleEndian
 	u32 := func(off int) uint32 { return le.Uint32(b[off:]) }
 	u64 := func(off int) uint64 { return le.Uint64(b[off:]) }
-	comm := b[96:112]
+	comm := b[80:96]
 	if i := bytes.IndexByte(comm, 0); i >= 0 {
 		comm = comm[:i]
 	}
@@ -78,11 +80,11 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 		// The program sees the kernel's blk_status_t, whose values differ
 		// between versions; a failed request is reported as EIO.
 		errno := int64(0)
-		if u32(12) != 0 {
+		if u64(56) != 0 {
 			errno = -5
 		}
 		e := &rec.Event
-		fillBlock(e, int64(u64(16)), int64(u64(24)), int64(u64(32)), u64(40), int64(u64(48)), int64(u64(56)), errno,
+		fillBlock(e, int64(u64(16)), int64(u64(24)), int64(u64(32)), uint64(u32(72)), int64(u64(40)), int64(u64(48)), errno,
 			u32(4), u32(8), b[3]&nativeKthread != 0, string(comm))
 		var flags event.Flags
 		e.Op = nativeBlockOp(b[2])
@@ -100,11 +102,11 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 		finishBlock(e, flags)
 		rec.Kind = KindEvent
 	case nativeSyscall:
-		if c := u32(88); c > 0xff {
+		if c := u32(12); c > 0xff {
 			return rec, fmt.Errorf("native record: unknown call %d", c)
 		}
-		if msg := fillSyscall(&rec.Event, event.Call(u32(88)), int64(u64(16)), int64(u64(32)), u32(4), u32(8), u64(40), u64(72),
-			int64(u64(48)), int64(u64(56)), int64(u64(64)), u64(80), int64(b[1]), string(comm), oDirect); msg != "" {
+		if msg := fillSyscall(&rec.Event, event.Call(u32(12)), int64(u64(16)), int64(u64(32)), u32(4), u32(8), uint64(u32(72)), u64(64),
+			int64(u64(40)), int64(u64(48)), int64(u64(56)), uint64(u32(76)), int64(b[1]), string(comm), oDirect); msg != "" {
 			return rec, fmt.Errorf("native record: %s", msg)
 		}
 		if !rec.Event.Call.IsAsync() {
@@ -119,7 +121,7 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 			Start: start, End: end, Blocked: end - start, Offset: -1, Pid: u32(4), Tid: u32(8), Comm: string(comm)}
 		rec.Kind = KindEvent
 	case nativeFork:
-		rec = Record{Kind: KindFork, Pid: int(u32(4)), Child: int(u32(92))}
+		rec = Record{Kind: KindFork, Pid: int(u32(4)), Child: int(u64(56))}
 	case nativeExit:
 		rec = Record{Kind: KindExit, Pid: int(u32(4))}
 	default:

@@ -8,32 +8,42 @@ import (
 )
 
 type nativeFields struct {
-	kind, role, op, flags     byte
-	pid, tid                  uint32
-	status                    int32
-	start, dispatch, end, dev uint64
-	offset                    int64
-	size                      uint64
-	ret                       int64
-	ino, fflags               uint64
-	call, child               uint32
-	comm                      string
+	kind, role, op, flags byte
+	pid, tid              uint32
+	status                int32
+	start, dispatch, end  uint64
+	dev                   uint32
+	offset                int64
+	size                  uint64
+	ret                   int64
+	ino                   uint64
+	fflags                uint32
+	call, child           uint32
+	comm                  string
 }
 
-// encode lays a record out as the eBPF programs do.
+// encode lays a record out as the eBPF programs do: a block request's
+// status and a fork's child go where a call's result does.
 func (f nativeFields) encode() []byte {
 	b := make([]byte, NativeRecordSize)
 	le := binary.LittleEndian
 	b[0], b[1], b[2], b[3] = f.kind, f.role, f.op, f.flags
 	le.PutUint32(b[4:], f.pid)
 	le.PutUint32(b[8:], f.tid)
-	le.PutUint32(b[12:], uint32(f.status))
-	for i, v := range []uint64{f.start, f.dispatch, f.end, f.dev, uint64(f.offset), f.size, uint64(f.ret), f.ino, f.fflags} {
+	le.PutUint32(b[12:], f.call)
+	ret := f.ret
+	switch f.kind {
+	case nativeBlock:
+		ret = int64(f.status)
+	case nativeFork:
+		ret = int64(f.child)
+	}
+	for i, v := range []uint64{f.start, f.dispatch, f.end, uint64(f.offset), f.size, uint64(ret), f.ino} {
 		le.PutUint64(b[16+8*i:], v)
 	}
-	le.PutUint32(b[88:], f.call)
-	le.PutUint32(b[92:], f.child)
-	copy(b[96:], f.comm)
+	le.PutUint32(b[72:], f.dev)
+	le.PutUint32(b[76:], f.fflags)
+	copy(b[80:], f.comm)
 	return b
 }
 

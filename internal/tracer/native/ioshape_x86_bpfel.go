@@ -68,18 +68,16 @@ type ioshapeRecord struct {
 	Flags    uint8
 	Pid      uint32
 	Tid      uint32
-	Status   int32
+	Call     uint32
 	Start    uint64
 	Dispatch uint64
 	End      uint64
-	Dev      uint64
 	Offset   int64
 	Size     uint64
 	Ret      int64
 	Ino      uint64
-	Fflags   uint64
-	Call     uint32
-	Child    uint32
+	Dev      uint32
+	Fflags   uint32
 	Comm     [16]int8
 }
 

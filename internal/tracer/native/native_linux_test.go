@@ -38,9 +38,11 @@ func TestNativeRecordLayout(t *testing.T) {
 		name      string
 		got, want uintptr
 	}{
-		{"pid", unsafe.Offsetof(r.Pid), 4}, {"status", unsafe.Offsetof(r.Status), 12}, {"start", unsafe.Offsetof(r.Start), 16},
-		{"dev", unsafe.Offsetof(r.Dev), 40}, {"ret", unsafe.Offsetof(r.Ret), 64}, {"call", unsafe.Offsetof(r.Call), 88},
-		{"comm", unsafe.Offsetof(r.Comm), 96},
+		{"pid", unsafe.Offsetof(r.Pid), 4}, {"tid", unsafe.Offsetof(r.Tid), 8}, {"call", unsafe.Offsetof(r.Call), 12},
+		{"start", unsafe.Offsetof(r.Start), 16}, {"dispatch", unsafe.Offsetof(r.Dispatch), 24}, {"end", unsafe.Offsetof(r.End), 32},
+		{"offset", unsafe.Offsetof(r.Offset), 40}, {"size", unsafe.Offsetof(r.Size), 48}, {"ret", unsafe.Offsetof(r.Ret), 56},
+		{"ino", unsafe.Offsetof(r.Ino), 64}, {"dev", unsafe.Offsetof(r.Dev), 72}, {"fflags", unsafe.Offsetof(r.Fflags), 76},
+		{"comm", unsafe.Offsetof(r.Comm), 80},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s at %d, decoder reads %d", f.name, f.got, f.want)
