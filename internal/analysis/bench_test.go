@@ -94,7 +94,9 @@ func syntheticTrace(b *testing.B, n int) string {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	path := filepath.Join(dir, fmt.Sprintf("ioshape-bench-v2-%d.iotrace", n))
+	// The name changes with the generator or the format it writes (v3:
+	// event columns), so a file kept from before is not measured.
+	path := filepath.Join(dir, fmt.Sprintf("ioshape-bench-v3-%d.iotrace", n))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("generating %d events into %s", n, path)
 		writeSynthetic(b, path, n)

@@ -7,8 +7,9 @@ import (
 )
 
 // Version is the newest format version this package reads. It writes
-// version 1, which has events, and version 2 for summary traces.
-const Version = 2
+// version 3 (events as columns) for traces of events and version 2 for
+// summary traces; it reads version 1's varint rows too.
+const Version = 3
 
 // Header is written first, when recording starts.
 type Header struct {

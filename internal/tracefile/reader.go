@@ -127,7 +127,7 @@ func (r *Reader) decompress() {
 	defer zdec.Close()
 	for j := range r.work {
 		j.raw, j.err = inflate(zdec, j.comp, j.rawLen, j.raw)
-		if j.err == nil && r.batch && j.kind == kindEvents {
+		if j.err == nil && r.batch && isEvents(j.kind) {
 			j.decodeEvents()
 		}
 		close(j.done)
@@ -138,13 +138,16 @@ func (r *Reader) decompress() {
 // those before them and sets badAt.
 func (j *chunkJob) decodeEvents() {
 	j.events, j.badAt = j.events[:0], false
-	if err := j.dec.init(j.raw); err != nil {
+	if err := j.dec.init(j.kind, j.raw); err != nil {
 		j.badAt = true
 		return
 	}
-	// Every event takes at least 14 bytes: a count the chunk cannot hold
-	// is not allocated for.
+	// Every event of a varint row takes at least 14 bytes: a count the
+	// chunk cannot hold is not allocated for.
 	n := int(min(j.dec.left, uint64(len(j.dec.buf)/14+1)))
+	if j.dec.columns { // a count the columns bound
+		n = int(j.dec.left)
+	}
 	if cap(j.events) < n+1 { // the loop appends one past the last event
 		j.events = make([]event.Event, 0, n+1)
 	}
@@ -157,6 +160,9 @@ func (j *chunkJob) decodeEvents() {
 	}
 	j.badAt = j.dec.err != nil
 }
+
+// isEvents reports whether a chunk of this kind holds events.
+func isEvents(kind byte) bool { return kind == kindEvents || kind == kindColumns }
 
 // Open opens a trace and reads its header and, when the recording
 // finished, its footer. Errors name the file and say what is wrong.
@@ -394,8 +400,8 @@ func (r *Reader) Next() bool {
 		if j == nil {
 			return false
 		}
-		if j.kind == kindEvents {
-			if err := r.dec.init(j.raw); err != nil {
+		if isEvents(j.kind) {
+			if err := r.dec.init(j.kind, j.raw); err != nil {
 				r.err = fmt.Errorf("%s: corrupt trace: %w (near byte %d)", r.name, err, r.off)
 				return false
 			}
@@ -414,7 +420,7 @@ func (r *Reader) NextBatch() []event.Event {
 		if j == nil {
 			return nil
 		}
-		if j.kind != kindEvents {
+		if !isEvents(j.kind) {
 			continue
 		}
 		if j.badAt {

@@ -107,7 +107,7 @@ func TestRoundTrip(t *testing.T) {
 	if m.Footer == nil || m.Footer.Events != int64(len(evs)) || m.Footer.LostEvents != 3 {
 		t.Fatalf("footer = %+v", m.Footer)
 	}
-	if m.Header.Label != "x" || m.Header.FormatVersion != 1 {
+	if m.Header.Label != "x" || m.Header.FormatVersion != 3 {
 		t.Fatalf("header = %+v", m.Header)
 	}
 	if r.Incomplete() {

@@ -26,6 +26,9 @@ const (
 	kindFooter = 3
 	// kindSummary is a JSON array of event.Summary rows (record --summary).
 	kindSummary = 4
+	// kindColumns holds events as columns (version 3; kindEvents holds them
+	// as varint rows, as version 1 wrote them).
+	kindColumns = 5
 
 	// maxChunk bounds what a reader will allocate for one chunk, so a corrupt
 	// length cannot make it allocate gigabytes.
@@ -46,7 +49,7 @@ const PartialSuffix = ".partial"
 type Writer struct {
 	f         *os.File
 	path      string
-	enc       *encoder
+	enc       *columnEncoder
 	zenc      *zstd.Encoder
 	raw, comp []byte
 	off       int64
@@ -68,10 +71,11 @@ func Create(path string, h Header) (*Writer, error) {
 		f.Close()
 		return nil, err
 	}
-	w := &Writer{f: f, path: path, enc: newEncoder(), zenc: zenc, lastFlush: time.Now()}
-	// Traces of events stay readable by every reader of version 1; a
-	// summary trace needs one that knows summary chunks.
-	version := uint16(1)
+	w := &Writer{f: f, path: path, enc: newColumnEncoder(), zenc: zenc, lastFlush: time.Now()}
+	// Each trace is written as the lowest version that reads it: a summary
+	// trace (no events) needs one that knows summary chunks, events need
+	// one that knows event columns.
+	version := uint16(3)
 	if h.Target.Summary {
 		version = 2
 	}
@@ -148,7 +152,7 @@ func (w *Writer) Flush() error {
 	}
 	w.raw = w.enc.payload(w.raw[:0])
 	w.enc.reset()
-	return w.writeChunk(kindEvents, w.raw)
+	return w.writeChunk(kindColumns, w.raw)
 }
 
 // Close writes the footer, syncs and renames the file into place. Events in
