@@ -3,8 +3,8 @@ package order
 import "sort"
 
 // Queue holds values in order of their keys, for values that come nearly
-// in order: a value usually goes at the end; otherwise a binary search
-// finds its place and the (short) tail shifts. Values leave from the
+// in order: a value usually goes at the end or a few before it; otherwise
+// a binary search finds its place; the (short) tail shifts. Values leave from the
 // front.
 type Queue[T any] struct {
 	keys []int64
@@ -22,6 +22,9 @@ func (q *Queue[T]) MinKey() int64 { return q.keys[q.head] }
 // must not be empty.
 func (q *Queue[T]) Front() *T { return &q.vals[q.head] }
 
+// nearTail is how many of the last keys Push scans before it searches.
+const nearTail = 8
+
 // Push adds a copy of *v with key k, after those with the same key.
 func (q *Queue[T]) Push(k int64, v *T) {
 	n := len(q.keys)
@@ -30,7 +33,15 @@ func (q *Queue[T]) Push(k int64, v *T) {
 		q.vals = append(q.vals, *v)
 		return
 	}
-	i := q.head + sort.Search(n-q.head, func(j int) bool { return q.keys[q.head+j] > k })
+	// Its place is the first key greater than k, most often among the last
+	// few: look there first, then search the rest.
+	var i int
+	if near := max(q.head, n-nearTail); q.keys[near] <= k {
+		for i = n; q.keys[i-1] > k; i-- {
+		}
+	} else {
+		i = q.head + sort.Search(near-q.head, func(j int) bool { return q.keys[q.head+j] > k })
+	}
 	var zero T
 	q.keys = append(q.keys, 0)
 	q.vals = append(q.vals, zero)

@@ -12,8 +12,14 @@ import "github.com/ioshape/ioshape/internal/order"
 // started and the latest completion of the I/Os in it — since an arrival
 // after that completion finds nothing in flight; only the depth an arrival
 // sees needs the set itself.
+//
+// A layer's sweep also keeps the set in flight for its devices' sweeps
+// (arriveWith): each I/O in its heap names the device sweep it counts in,
+// so a device's depth is a count kept as the layer's heap fills and
+// empties, and a device sweep has no heap of its own to keep.
 type depthSweep struct {
-	inflight  order.Heap[struct{}]
+	inflight  order.Heap[*depthSweep] // completions in flight, each with the sweep it counts in
+	live      int                     // I/Os in flight counted in this sweep
 	started   bool
 	busyStart int64   // the current busy period: from its first arrival
 	busyEnd   int64   // to the latest completion of its I/Os
@@ -33,6 +39,7 @@ func newDepthSweep() *depthSweep { return &depthSweep{} }
 // idle time.
 func newBareSweep() *depthSweep { return &depthSweep{bare: true} }
 
+// clone copies s; the I/Os in flight count where they counted before.
 func (s *depthSweep) clone() *depthSweep {
 	c := *s
 	c.inflight = s.inflight.Clone()
@@ -43,12 +50,31 @@ func (s *depthSweep) clone() *depthSweep {
 
 // arrive records an I/O arriving at a and completing at c.
 func (s *depthSweep) arrive(a, c int64) {
+	s.arriveWith(a, c, s)
+}
+
+// arriveWith records an I/O arriving at a and completing at c in s and in
+// dev, the sweep of a part of s's I/Os (a device of s's layer) that s
+// keeps in flight for. dev is s for an I/O counted in s alone.
+func (s *depthSweep) arriveWith(a, c int64, dev *depthSweep) {
 	if c < a {
 		c = a
 	}
 	for s.inflight.Len() > 0 && s.inflight.MinKey() <= a {
-		s.inflight.Pop()
+		_, done := s.inflight.Pop()
+		done.live--
 	}
+	s.inflight.Push(c, dev)
+	dev.live++
+	s.count(a, c, s.inflight.Len())
+	if dev != s {
+		dev.count(a, c, dev.live)
+	}
+}
+
+// count records an arrival at a, completing at c, that finds d I/Os in
+// flight (itself included).
+func (s *depthSweep) count(a, c int64, d int) {
 	switch {
 	case !s.started:
 		s.started, s.busyStart, s.busyEnd = true, a, c
@@ -63,11 +89,9 @@ func (s *depthSweep) arrive(a, c int64) {
 	default:
 		s.busyEnd = max(s.busyEnd, c)
 	}
-	s.inflight.Push(c, struct{}{})
 	if s.bare {
 		return
 	}
-	d := s.inflight.Len()
 	for d >= len(s.depths) {
 		s.depths = append(s.depths, 0)
 	}
@@ -75,6 +99,10 @@ func (s *depthSweep) arrive(a, c int64) {
 	s.n++
 	s.latSum += float64(c - a)
 }
+
+// passInflight empties s's own set in flight: a copy of s (clone) that
+// sweeps s's layer keeps it from now on, each I/O still counting in s.
+func (s *depthSweep) passInflight() { s.inflight = order.Heap[*depthSweep]{} }
 
 // finish ends the busy period under way.
 func (s *depthSweep) finish() {

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"sort"
 	"testing"
 )
@@ -74,6 +75,52 @@ func TestDepthSweepAsCounted(t *testing.T) {
 		busy += hi - lo
 		if full.busy != busy || full.latSum != wantLat || full.n != int64(len(ios)) {
 			t.Fatalf("spread %d: busy %d, latencies %v, %d I/Os; want %d, %v, %d", spread, full.busy, full.latSum, full.n, busy, wantLat, len(ios))
+		}
+	}
+}
+
+// A device's sweep kept by its layer's (arriveWith) — from the start, or
+// from when a second device came and the layer's sweep began as a copy of
+// the first's — counts what the device's own sweep counts: the same
+// depths, gaps, busy time and latencies.
+func TestDeviceSweepsKeptByTheLayer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, takeover := range []int{0, 1, 500} {
+		const devices = 3
+		var own, kept [devices]*depthSweep
+		for d := range own {
+			own[d], kept[d] = newDepthSweep(), newDepthSweep()
+		}
+		layer := newDepthSweep()
+		var at int64
+		for i := range 4000 {
+			at += rng.Int64N(300)
+			c := at + []int64{0, rng.Int64N(50), rng.Int64N(3000)}[rng.IntN(3)]
+			d := rng.IntN(devices)
+			if i < takeover {
+				d = 0 // one device so far: it sweeps alone
+			}
+			own[d].arrive(at, c)
+			switch {
+			case i < takeover:
+				kept[0].arrive(at, c)
+			default:
+				if i == takeover && takeover > 0 {
+					layer = kept[0].clone()
+					kept[0].passInflight()
+				}
+				layer.arriveWith(at, c, kept[d])
+			}
+			if kept[d].live != own[d].inflight.Len() {
+				t.Fatalf("takeover %d, I/O %d: device %d has %d in flight kept by the layer, %d of its own", takeover, i, d, kept[d].live, own[d].inflight.Len())
+			}
+		}
+		for d := range own {
+			own[d].finish()
+			kept[d].finish()
+			if w, g := own[d].stats(), kept[d].stats(); !reflect.DeepEqual(w, g) || own[d].gaps.sum != kept[d].gaps.sum || own[d].gaps.n != kept[d].gaps.n {
+				t.Fatalf("takeover %d, device %d: kept by the layer %+v (gaps %v), own %+v (gaps %v)", takeover, d, g, kept[d].gaps.sum, w, own[d].gaps.sum)
+			}
 		}
 	}
 }

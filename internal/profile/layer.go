@@ -131,11 +131,6 @@ func (a *layerAgg) add(e *event.Event) {
 		a.inter.add(e.Start - a.prevArrival)
 	}
 	a.prevArrival, a.any = e.Start, true
-	// The read half of a copy is the same call as its write half: count the
-	// call once in the queue depth.
-	if e.Flags&event.FlagCopySource == 0 {
-		a.depth.arrive(e.Start, e.End)
-	}
 	if a.cross {
 		return
 	}
@@ -204,15 +199,18 @@ type SizeBucket struct {
 }
 
 // takeCross makes a, a whole layer's aggregate, what it would be had it
-// swept d's events: the layer's one device so far.
+// swept d's events: the layer's one device so far. From now on a's sweeps
+// keep d's I/Os in flight.
 func (a *layerAgg) takeCross(d *layerAgg) {
 	a.reads, a.writes, a.flushes, a.discards, a.others, a.errors, a.clones = d.reads, d.writes, d.flushes, d.discards, d.others, d.errors, d.clones
 	a.readBytes, a.writeBytes = d.readBytes, d.writeBytes
 	a.first, a.last, a.any, a.prevArrival = d.first, d.last, d.any, d.prevArrival
 	a.inter = d.inter.clone()
 	a.depth = d.depth.clone()
+	d.depth.passInflight()
 	if d.device != nil {
 		a.device = d.device.clone()
+		d.device.passInflight()
 	}
 }
 

@@ -275,6 +275,11 @@ func (h *layerHalf) emitArrival(e *event.Event) {
 		cross.add(e)
 	}
 	dev.add(e)
+	// Queue depth counts reads and writes, and the read half of a copy is
+	// the same call as its write half: the call counts once.
+	if e.Op.IsData() && e.Flags&event.FlagCopySource == 0 {
+		cross.depth.arriveWith(e.Start, e.End, dev.depth)
+	}
 	if h.onArrival != nil && e.Op.IsData() {
 		h.report(e, gaps, known, seq, dev)
 	}
@@ -300,10 +305,7 @@ type dispatched struct {
 
 func (h *layerHalf) emitDispatch(d *dispatched) {
 	dev := h.devAgg(d.dev)
-	if h.solo == nil {
-		h.agg.device.arrive(d.at, d.end)
-	}
-	dev.device.arrive(d.at, d.end)
+	h.cross().device.arriveWith(d.at, d.end, dev.device)
 }
 
 func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
