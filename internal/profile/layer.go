@@ -80,7 +80,7 @@ type layerAgg struct {
 	lat, inter                                       logHist
 	prevArrival                                      int64
 	depth                                            *depthSweep
-	device                                           *depthSweep // block only: depth at the device, fed in dispatch order
+	device                                           *depthSweep // block only: depth at the device, in dispatch order (deviceSweeps)
 	seq                                              *seqTracker
 	fit                                              *fitSampler
 	lastSize                                         sizeCache
@@ -208,10 +208,6 @@ func (a *layerAgg) takeCross(d *layerAgg) {
 	a.inter = d.inter.clone()
 	a.depth = d.depth.clone()
 	d.depth.passInflight()
-	if d.device != nil {
-		a.device = d.device.clone()
-		d.device.passInflight()
-	}
 }
 
 // mergeCounts is merge for folding a device into "other", many times over:

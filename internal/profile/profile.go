@@ -145,9 +145,8 @@ type Builder struct {
 type layerHalf struct {
 	layer    event.Layer
 	arrival  *reorder[event.Event]
-	dispatch *reorder[dispatched] // block only
-	pending  dispatched           // what add hands dispatch, copied there
-	agg      *layerAgg            // the whole layer: what depends on order across devices
+	dispatch *deviceSweeps // block only
+	agg      *layerAgg     // the whole layer: what depends on order across devices
 	devs     map[event.Dev]*layerAgg
 	series   *seriesBuilder
 	recent   [8]struct { // devices looked up lately, direct-mapped by number
@@ -191,7 +190,7 @@ func NewBuilder(opts Options) *Builder {
 		}
 		h.arrival = newReorder(int64(opts.Window), h.emitArrival)
 		if h.layer == event.Block {
-			h.dispatch = newReorder(int64(opts.Window), h.emitDispatch)
+			h.dispatch = newDeviceSweeps(int64(opts.Window))
 		}
 		b.halves[l] = h
 	}
@@ -261,9 +260,7 @@ func (b *Builder) countIOs(pid uint32, comm string, layer event.Layer, op event.
 func (h *layerHalf) add(e *event.Event) {
 	h.arrival.push(e.Start, e.End, e)
 	if h.dispatch != nil && e.Op.IsData() {
-		d := &h.pending // not a local: through the generic push it would escape, one allocation a request
-		*d = dispatched{at: e.DeviceTime(), end: e.End, dev: e.Dev}
-		h.dispatch.push(d.at, d.end, d)
+		h.dispatch.add(e.DeviceTime(), e.End, e.Dev)
 	}
 }
 
@@ -297,17 +294,6 @@ func (h *layerHalf) cross() *layerAgg {
 	return h.agg
 }
 
-// dispatched is what the device-depth sweep needs of a block request.
-type dispatched struct {
-	at, end int64
-	dev     event.Dev
-}
-
-func (h *layerHalf) emitDispatch(d *dispatched) {
-	dev := h.devAgg(d.dev)
-	h.cross().device.arriveWith(d.at, d.end, dev.device)
-}
-
 func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
 	slot := &h.recent[(uint64(dev.Major)<<32|uint64(dev.Minor))*0x9E3779B97F4A7C15>>61]
 	if slot.agg != nil && slot.dev == dev {
@@ -335,12 +321,20 @@ func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
 // aggregates into the layer's.
 func (h *layerHalf) finish() {
 	h.arrival.flush()
-	if h.dispatch != nil {
-		h.dispatch.flush()
-	}
 	if h.solo != nil {
 		h.agg.takeCross(h.solo)
 		h.solo = nil
+	}
+	if h.dispatch != nil {
+		h.dispatch.finish()
+		for dev, agg := range h.devs {
+			if agg.device != nil {
+				agg.device = h.dispatch.of(dev)
+			}
+		}
+		if h.agg.device != nil {
+			h.agg.device = h.dispatch.layer
+		}
 	}
 	devs := make([]event.Dev, 0, len(h.devs))
 	for d := range h.devs {
@@ -358,8 +352,8 @@ func (h *layerHalf) finish() {
 func (h *layerHalf) late() (late, window int64) {
 	late, window = h.arrival.late, h.arrival.window
 	if h.dispatch != nil {
-		late += h.dispatch.late
-		window = max(window, h.dispatch.window)
+		late += h.dispatch.order.late
+		window = max(window, h.dispatch.order.window)
 	}
 	return late, window
 }
