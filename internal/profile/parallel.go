@@ -26,7 +26,7 @@ type fanBatch struct {
 }
 
 const (
-	fanBatchSize = 1024 // events per hand-over
+	fanBatchSize = 4096 // events per hand-over
 	fanBatches   = 4    // in flight or being filled
 )
 
