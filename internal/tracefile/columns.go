@@ -193,15 +193,11 @@ func (d *decoder) nextColumns(e *event.Event) bool {
 	e.Flags = event.Flags(v(colFlags))
 	e.Start = d.prev + unzig(v(colStart))
 	d.prev = e.Start
-	e.Dispatch = 0
-	if e.Flags&event.FlagDispatched != 0 {
-		e.Dispatch = e.Start + unzig(v(colDispatch))
-	}
+	// Masked by their flags rather than branched on: block and syscall
+	// events take turns.
+	e.Dispatch = (e.Start + unzig(v(colDispatch))) & flagMask(e.Flags, event.FlagDispatched)
 	e.End = e.Start + unzig(v(colEnd))
-	e.Blocked = 0
-	if e.Flags&event.FlagBlocked != 0 {
-		e.Blocked = unzig(v(colBlocked))
-	}
+	e.Blocked = unzig(v(colBlocked)) & flagMask(e.Flags, event.FlagBlocked)
 	e.Dev.Major = uint32(v(colMajor))
 	e.Dev.Minor = uint32(v(colMinor))
 	e.Inode = v(colInode)
@@ -213,4 +209,12 @@ func (d *decoder) nextColumns(e *event.Event) bool {
 	e.Tid = uint32(v(colTid))
 	e.Comm = d.strtab[comm]
 	return true
+}
+
+// flagMask is all ones if f has flag, else 0.
+func flagMask(f, flag event.Flags) int64 {
+	if f&flag != 0 {
+		return -1
+	}
+	return 0
 }
