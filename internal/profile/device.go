@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/event"
-	"github.com/ioshape/ioshape/internal/order"
 )
 
 // dispatched is what the device-depth sweep needs of a block request.
@@ -16,14 +15,8 @@ type dispatched struct {
 // deviceSweeps is the block layer's sweeps in dispatch order: the depth at
 // the device, for the layer and for each device. It shares nothing with
 // the sweeps in arrival order; its device table is its own.
-//
-// It is handed requests in arrival order, and a request reaches the device
-// no earlier than it arrives: once the layer's arrivals have passed a
-// time, no request still to come reaches the device before it. So the
-// requests it holds, to sort them by dispatch, are only those arrived and
-// not yet dispatched — a few — with no window to wait out.
 type deviceSweeps struct {
-	held order.Queue[dispatched]
+	order *reorder[dispatched]
 	// layer sweeps the whole layer and keeps its devices' I/Os in flight;
 	// nil while there is one device, whose sweep is then the layer's.
 	layer  *depthSweep
@@ -33,23 +26,20 @@ type deviceSweeps struct {
 		dev   event.Dev
 		sweep *depthSweep
 	}
-	pending dispatched // what add hands the queue, copied there
+	pending dispatched // what add hands the re-sorting, copied there
 }
 
-func newDeviceSweeps() *deviceSweeps {
-	return &deviceSweeps{devs: map[event.Dev]*depthSweep{}}
+func newDeviceSweeps(window int64) *deviceSweeps {
+	s := &deviceSweeps{devs: map[event.Dev]*depthSweep{}}
+	s.order = newReorder(window, s.emit)
+	return s
 }
 
-// add takes a request arriving at now, dispatched at at and completing at
-// end, in arrival order, and sweeps the requests dispatched by now.
-func (s *deviceSweeps) add(now, at, end int64, dev event.Dev) {
-	p := &s.pending // not a local: through the generic Push it would escape, one allocation a request
-	*p = dispatched{at: max(at, now), end: end, dev: dev}
-	s.held.Push(p.at, p)
-	for s.held.Len() > 0 && s.held.MinKey() <= now {
-		s.emit(s.held.Front())
-		s.held.Drop()
-	}
+// add takes a request in file order.
+func (s *deviceSweeps) add(at, end int64, dev event.Dev) {
+	p := &s.pending // not a local: through the generic push it would escape, one allocation a request
+	*p = dispatched{at: at, end: end, dev: dev}
+	s.order.push(at, end, p)
 }
 
 func (s *deviceSweeps) emit(d *dispatched) {
@@ -105,13 +95,10 @@ func (s *deviceSweeps) makeRoom() {
 	clear(s.recent[:])
 }
 
-// finish sweeps the requests still held: the layer's sweep, and each
+// finish releases what the re-sorting holds: the layer's sweep, and each
 // device's, are then complete.
 func (s *deviceSweeps) finish() {
-	for s.held.Len() > 0 {
-		s.emit(s.held.Front())
-		s.held.Drop()
-	}
+	s.order.flush()
 	if s.layer == nil {
 		s.layer = newDepthSweep()
 		if s.first != nil {

@@ -190,7 +190,7 @@ func NewBuilder(opts Options) *Builder {
 		}
 		h.arrival = newReorder(int64(opts.Window), h.emitArrival)
 		if h.layer == event.Block {
-			h.dispatch = newDeviceSweeps()
+			h.dispatch = newDeviceSweeps(int64(opts.Window))
 		}
 		b.halves[l] = h
 	}
@@ -259,6 +259,9 @@ func (b *Builder) countIOs(pid uint32, comm string, layer event.Layer, op event.
 // add takes one of the layer's events, in file order.
 func (h *layerHalf) add(e *event.Event) {
 	h.arrival.push(e.Start, e.End, e)
+	if h.dispatch != nil && e.Op.IsData() {
+		h.dispatch.add(e.DeviceTime(), e.End, e.Dev)
+	}
 }
 
 func (h *layerHalf) emitArrival(e *event.Event) {
@@ -273,9 +276,6 @@ func (h *layerHalf) emitArrival(e *event.Event) {
 	// the same call as its write half: the call counts once.
 	if e.Op.IsData() && e.Flags&event.FlagCopySource == 0 {
 		cross.depth.arriveWith(e.Start, e.End, dev.depth)
-	}
-	if h.dispatch != nil && e.Op.IsData() {
-		h.dispatch.add(e.Start, e.DeviceTime(), e.End, e.Dev)
 	}
 	if h.onArrival != nil && e.Op.IsData() {
 		h.report(e, gaps, known, seq, dev)
@@ -350,7 +350,12 @@ func (h *layerHalf) finish() {
 // late is how many events came too far out of order, and window the
 // widest re-sorting window used.
 func (h *layerHalf) late() (late, window int64) {
-	return h.arrival.late, h.arrival.window
+	late, window = h.arrival.late, h.arrival.window
+	if h.dispatch != nil {
+		late += h.dispatch.order.late
+		window = max(window, h.dispatch.order.window)
+	}
+	return late, window
 }
 
 // Finish computes the profile. The Builder cannot be used afterwards.
