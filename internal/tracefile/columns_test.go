@@ -158,3 +158,27 @@ func setColumn(b []byte, head int, enc *columnEncoder, col int, v uint64) []byte
 	}
 	return b
 }
+
+// BenchmarkWrite is the recorder's cost of storing events: encoding them
+// as columns, compressing and writing each chunk. Run:
+//
+//	go test ./internal/tracefile -run '^$' -bench Write -benchmem
+func BenchmarkWrite(b *testing.B) {
+	evs := sampleEvents(1 << 20)
+	path := filepath.Join(b.TempDir(), "w.iotrace")
+	b.ResetTimer()
+	for range b.N {
+		os.Remove(path)
+		w, err := Create(path, Header{Tool: "ioshape"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range evs {
+			w.Write(&evs[i])
+		}
+		if err := w.Close(Footer{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
