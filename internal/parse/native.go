@@ -64,6 +64,40 @@ func nativeBlockOp(op uint8) event.Op {
 // DecodeNative decodes one record. oDirect is the O_DIRECT bit of the
 // architecture that recorded it (ODirectFor).
 func DecodeNative(b []byte, oDirect uint64) (Record, error) {
+	var d NativeDecoder
+	return d.Decode(b, oDirect)
+}
+
+// NativeDecoder decodes records one after another, keeping the process
+// names it has made strings of: a recording has a handful, and a new
+// string for every record was half of what the ring buffer's reader
+// allocated. It is not safe for concurrent use.
+type NativeDecoder struct {
+	names [16]struct {
+		raw  [16]byte
+		name string
+	}
+}
+
+// name is the process name in raw (NUL-padded), as a string made once.
+func (d *NativeDecoder) name(raw []byte) string {
+	var key [16]byte
+	copy(key[:], raw)
+	h := binary.LittleEndian.Uint64(key[:]) ^ binary.LittleEndian.Uint64(key[8:])
+	slot := &d.names[(h*0x9E3779B97F4A7C15)>>60]
+	if slot.raw == key { // an empty slot holds the empty name's
+		return slot.name
+	}
+	name := raw
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	slot.raw, slot.name = key, string(name)
+	return slot.name
+}
+
+// Decode decodes one record, as DecodeNative.
+func (d *NativeDecoder) Decode(b []byte, oDirect uint64) (Record, error) {
 	var rec Record
 	if len(b) < NativeRecordSize {
 		return rec, fmt.Errorf("native record of %d bytes, want %d", len(b), NativeRecordSize)
@@ -71,10 +105,7 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 	le := binary.LittleEndian
 	u32 := func(off int) uint32 { return le.Uint32(b[off:]) }
 	u64 := func(off int) uint64 { return le.Uint64(b[off:]) }
-	comm := b[80:96]
-	if i := bytes.IndexByte(comm, 0); i >= 0 {
-		comm = comm[:i]
-	}
+	comm := d.name(b[80:96])
 	switch b[0] {
 	case nativeBlock:
 		// The program sees the kernel's blk_status_t, whose values differ
@@ -85,7 +116,7 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 		}
 		e := &rec.Event
 		fillBlock(e, int64(u64(16)), int64(u64(24)), int64(u64(32)), uint64(u32(72)), int64(u64(40)), int64(u64(48)), errno,
-			u32(4), u32(8), b[3]&nativeKthread != 0, string(comm))
+			u32(4), u32(8), b[3]&nativeKthread != 0, comm)
 		var flags event.Flags
 		e.Op = nativeBlockOp(b[2])
 		for _, f := range []struct {
@@ -106,7 +137,7 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 			return rec, fmt.Errorf("native record: unknown call %d", c)
 		}
 		if msg := fillSyscall(&rec.Event, event.Call(u32(12)), int64(u64(16)), int64(u64(32)), u32(4), u32(8), uint64(u32(72)), u64(64),
-			int64(u64(40)), int64(u64(48)), int64(u64(56)), uint64(u32(76)), int64(b[1]), string(comm), oDirect); msg != "" {
+			int64(u64(40)), int64(u64(48)), int64(u64(56)), uint64(u32(76)), int64(b[1]), comm, oDirect); msg != "" {
 			return rec, fmt.Errorf("native record: %s", msg)
 		}
 		if !rec.Event.Call.IsAsync() {
@@ -118,7 +149,7 @@ func DecodeNative(b []byte, oDirect uint64) (Record, error) {
 	case nativeWait:
 		start, end := int64(u64(16)), int64(u64(32))
 		rec.Event = event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Flags: event.FlagBlocked,
-			Start: start, End: end, Blocked: end - start, Offset: -1, Pid: u32(4), Tid: u32(8), Comm: string(comm)}
+			Start: start, End: end, Blocked: end - start, Offset: -1, Pid: u32(4), Tid: u32(8), Comm: comm}
 		rec.Kind = KindEvent
 	case nativeFork:
 		rec = Record{Kind: KindFork, Pid: int(u32(4)), Child: int(u64(56))}

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -121,4 +122,26 @@ func FuzzDecodeNative(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		DecodeNative(b, 0x4000) // must not panic
 	})
+}
+
+// A decoder that keeps the names it made gives every record the name its
+// bytes hold — names sharing a slot, sharing a prefix, with bytes after
+// their NUL, empty, or a full 16 bytes without one.
+func TestNativeDecoderNames(t *testing.T) {
+	var d NativeDecoder
+	names := []string{"fio", "fio2", "cp", "", "kworker/u8:0", "sixteen-bytes-xx", "Final Cut Pro"}
+	for i := range 2000 {
+		want := names[i%len(names)]
+		if i%5 == 0 {
+			want = fmt.Sprintf("p%d", i%37)
+		}
+		b := nativeFields{kind: nativeBlock, op: nativeOpRead, start: 1, end: 2, size: 512, comm: want}.encode()
+		if want != "" && len(want) < 15 && i%3 == 0 {
+			b[80+len(want)+1] = byte(i) // after the NUL: not part of the name
+		}
+		rec, err := d.Decode(b, 0)
+		if err != nil || rec.Event.Comm != want {
+			t.Fatalf("record %d: name %q, want %q (%v)", i, rec.Event.Comm, want, err)
+		}
+	}
 }

@@ -329,6 +329,7 @@ func (s *Session) unfinished() int64 {
 // the ring is empty.
 func readRing(rd *ringbuf.Reader, stop *atomic.Bool, oDirect uint64, out chan<- []parse.Record) {
 	var rec ringbuf.Record
+	var dec parse.NativeDecoder
 	batch := make([]parse.Record, 0, 256)
 	flush := func() {
 		if len(batch) > 0 {
@@ -345,7 +346,7 @@ func readRing(rd *ringbuf.Reader, stop *atomic.Bool, oDirect uint64, out chan<- 
 		err := rd.ReadInto(&rec)
 		switch {
 		case err == nil:
-			r, derr := parse.DecodeNative(rec.RawSample, oDirect)
+			r, derr := dec.Decode(rec.RawSample, oDirect)
 			if derr != nil {
 				r = parse.Record{Kind: parse.KindError, Err: &parse.SyntaxError{File: "ring buffer", Msg: derr.Error()}}
 			}
