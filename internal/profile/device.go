@@ -19,13 +19,10 @@ type deviceSweeps struct {
 	order *reorder[dispatched]
 	// layer sweeps the whole layer and keeps its devices' I/Os in flight;
 	// nil while there is one device, whose sweep is then the layer's.
-	layer  *depthSweep
-	first  *depthSweep
-	devs   map[event.Dev]*depthSweep
-	recent [8]struct { // devices looked up lately, direct-mapped by number
-		dev   event.Dev
-		sweep *depthSweep
-	}
+	layer   *depthSweep
+	first   *depthSweep
+	devs    map[event.Dev]*depthSweep
+	recent  recentDevs[depthSweep]
 	pending dispatched // what add hands the re-sorting, copied there
 }
 
@@ -52,9 +49,9 @@ func (s *deviceSweeps) emit(d *dispatched) {
 }
 
 func (s *deviceSweeps) sweep(dev event.Dev) *depthSweep {
-	slot := &s.recent[(uint64(dev.Major)<<32|uint64(dev.Minor))*0x9E3779B97F4A7C15>>61]
-	if slot.sweep != nil && slot.dev == dev {
-		return slot.sweep
+	slot := s.recent.slot(dev)
+	if slot.v != nil && slot.dev == dev {
+		return slot.v
 	}
 	d := s.devs[dev]
 	if d == nil {
@@ -69,7 +66,7 @@ func (s *deviceSweeps) sweep(dev event.Dev) *depthSweep {
 		}
 		s.devs[dev] = d
 	}
-	slot.dev, slot.sweep = dev, d
+	slot.dev, slot.v = dev, d
 	return d
 }
 

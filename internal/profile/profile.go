@@ -149,10 +149,7 @@ type layerHalf struct {
 	agg      *layerAgg     // the whole layer: what depends on order across devices
 	devs     map[event.Dev]*layerAgg
 	series   *seriesBuilder
-	recent   [8]struct { // devices looked up lately, direct-mapped by number
-		dev event.Dev
-		agg *layerAgg
-	}
+	recent   recentDevs[layerAgg]
 	// solo is the layer's one device while it has only one (most traces):
 	// the layer's sweep in arrival order is then the device's, so agg is
 	// left alone until a second device comes and takes a copy of it.
@@ -295,9 +292,9 @@ func (h *layerHalf) cross() *layerAgg {
 }
 
 func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
-	slot := &h.recent[(uint64(dev.Major)<<32|uint64(dev.Minor))*0x9E3779B97F4A7C15>>61]
-	if slot.agg != nil && slot.dev == dev {
-		return slot.agg
+	slot := h.recent.slot(dev)
+	if slot.v != nil && slot.dev == dev {
+		return slot.v
 	}
 	d := h.devs[dev]
 	if d == nil {
@@ -313,7 +310,7 @@ func (h *layerHalf) devAgg(dev event.Dev) *layerAgg {
 		h.devs[dev] = d
 		h.devCount++
 	}
-	slot.dev, slot.agg = dev, d
+	slot.dev, slot.v = dev, d
 	return d
 }
 

@@ -9,6 +9,44 @@ import (
 
 var errBadChunk = errors.New("malformed event chunk")
 
+// stringTable numbers a chunk's process names in the order they first
+// come: both event layouts (rows and columns) open with it, and events
+// name their process by its number.
+type stringTable struct {
+	index map[string]uint64
+	names []string
+}
+
+// of is name's number, given it on first sight.
+func (t *stringTable) of(name string) uint64 {
+	i, ok := t.index[name]
+	if !ok {
+		if t.index == nil {
+			t.index = map[string]uint64{}
+		}
+		i = uint64(len(t.names))
+		t.index[name] = i
+		t.names = append(t.names, name)
+	}
+	return i
+}
+
+func (t *stringTable) reset() {
+	clear(t.index)
+	t.names = t.names[:0]
+}
+
+// appendTo appends the table as a chunk opens with it: the count, then
+// each name's length and bytes.
+func (t *stringTable) appendTo(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(t.names)))
+	for _, s := range t.names {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
 // decoder walks one decompressed event chunk.
 type decoder struct {
 	buf     []byte

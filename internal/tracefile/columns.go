@@ -50,8 +50,7 @@ const maxColumnEvents = eventsPerChunk
 // a megabyte each would touch sixteen far-apart cache lines (and pages)
 // per event, which made writing a trace a quarter slower than varint rows.
 type columnEncoder struct {
-	strings map[string]uint64
-	strtab  []string
+	names   stringTable
 	cols    [numColumns][]uint64
 	widest  [numColumns]uint64 // the OR of each column's values
 	n       int
@@ -65,7 +64,7 @@ type columnEncoder struct {
 const rowBlock = 128
 
 func newColumnEncoder() *columnEncoder {
-	c := &columnEncoder{strings: map[string]uint64{}}
+	c := &columnEncoder{}
 	for i := range c.cols {
 		c.cols[i] = make([]uint64, 0, eventsPerChunk)
 	}
@@ -73,8 +72,7 @@ func newColumnEncoder() *columnEncoder {
 }
 
 func (c *columnEncoder) reset() {
-	clear(c.strings)
-	c.strtab = c.strtab[:0]
+	c.names.reset()
 	for i := range c.cols {
 		c.cols[i] = c.cols[i][:0]
 	}
@@ -87,12 +85,6 @@ func (c *columnEncoder) reset() {
 func zig(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 func (c *columnEncoder) add(e *event.Event) {
-	si, ok := c.strings[e.Comm]
-	if !ok {
-		si = uint64(len(c.strtab))
-		c.strings[e.Comm] = si
-		c.strtab = append(c.strtab, e.Comm)
-	}
 	var dispatch, blocked uint64
 	if e.Flags&event.FlagDispatched != 0 {
 		dispatch = zig(e.Dispatch - e.Start)
@@ -116,7 +108,7 @@ func (c *columnEncoder) add(e *event.Event) {
 		colErrno:    zig(int64(e.Errno)),
 		colPid:      uint64(e.Pid),
 		colTid:      uint64(e.Tid),
-		colComm:     si,
+		colComm:     c.names.of(e.Comm),
 	}
 	c.prev = e.Start
 	c.n++
@@ -144,11 +136,7 @@ func (c *columnEncoder) moveBlock() {
 // each column as its width in bytes and its values, then the padding.
 func (c *columnEncoder) payload(dst []byte) []byte {
 	c.moveBlock()
-	dst = binary.AppendUvarint(dst, uint64(len(c.strtab)))
-	for _, s := range c.strtab {
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
-	}
+	dst = c.names.appendTo(dst)
 	dst = binary.AppendUvarint(dst, uint64(c.n))
 	for i, col := range c.cols {
 		w := (bits.Len64(c.widest[i]) + 7) / 8

@@ -12,30 +12,16 @@ import (
 // encoder appends events to a chunk body: a string table then the events,
 // each field a varint, times as deltas (see FORMAT.md).
 type encoder struct {
-	strings map[string]uint64
-	strtab  []string
-	body    []byte
-	n       int
-	prev    int64
+	names stringTable
+	body  []byte
+	n     int
+	prev  int64
 }
 
-func newEncoder() *encoder { return &encoder{strings: map[string]uint64{}} }
-
-func (c *encoder) reset() {
-	clear(c.strings)
-	c.strtab = c.strtab[:0]
-	c.body = c.body[:0]
-	c.n = 0
-	c.prev = 0
-}
+func newEncoder() *encoder { return &encoder{} }
 
 func (c *encoder) add(e *event.Event) {
-	si, ok := c.strings[e.Comm]
-	if !ok {
-		si = uint64(len(c.strtab))
-		c.strings[e.Comm] = si
-		c.strtab = append(c.strtab, e.Comm)
-	}
+	si := c.names.of(e.Comm)
 	b := c.body
 	b = binary.AppendUvarint(b, uint64(e.Layer)|uint64(e.Op)<<1|uint64(e.Call)<<4)
 	b = binary.AppendUvarint(b, uint64(e.Flags))
@@ -64,11 +50,7 @@ func (c *encoder) add(e *event.Event) {
 
 // payload returns the chunk body: string count, strings, event count, events.
 func (c *encoder) payload(dst []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(c.strtab)))
-	for _, s := range c.strtab {
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
-	}
+	dst = c.names.appendTo(dst)
 	dst = binary.AppendUvarint(dst, uint64(c.n))
 	return append(dst, c.body...)
 }
