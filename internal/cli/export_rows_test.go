@@ -55,7 +55,7 @@ func num(v any) float64 {
 
 // A Parquet export of a real capture (the fs_usage sample, both layers;
 // the blkparse sample) reads back in DuckDB with the count, bytes and read
-// share that show gives, per layer; and the README's fleet query runs over
+// share that show gives, per layer; and docs/export.md's fleet query runs over
 // both files at once.
 func TestParquetExportReadsBackInDuckDB(t *testing.T) {
 	dir := t.TempDir()
@@ -101,7 +101,7 @@ func TestParquetExportReadsBackInDuckDB(t *testing.T) {
 			t.Errorf("%s: DuckDB read %d layers", label, len(rows))
 		}
 	}
-	// The README's fleet question, over every export at once: the launch
+	// docs/export.md's fleet question, over every export at once: the launch
 	// traces that wait longest per block I/O. The blkparse capture has no
 	// latency (completions only): its latency is null, so it has no mean.
 	rows := duckdb(t, "SELECT host, label, count(*) AS ios, count(latency_ns) AS timed, avg(latency_ns) / 1e3 AS mean_us "+

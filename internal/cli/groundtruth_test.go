@@ -44,7 +44,7 @@ var groundTruths = []groundTruth{
 
 // TestGroundTruth records real fio workloads and checks that classify
 // describes each correctly and ranks the right family first. It prints
-// the accuracy table the README shows:
+// the accuracy table docs/classify.md shows:
 //
 //	sudo go test ./internal/cli -run GroundTruth -v
 func TestGroundTruth(t *testing.T) {

@@ -385,7 +385,7 @@ func TestRecordLibaioDepth32(t *testing.T) {
 	if testBackend == "bpftrace" {
 		// Past its capacity with both layers here (its buffers overflow,
 		// reported only as it catches up, too late to degrade): the
-		// block layer alone is what README says to use it for at this rate.
+		// block layer alone is what docs/record.md says to use it for at this rate.
 		args = append([]string{"--layers", "block"}, args...)
 	}
 	id, _ := record(t, store, args...)

@@ -302,13 +302,13 @@ func TestStaticScript(t *testing.T) {
 	}
 }
 
-// Every route the daemon serves is in docs/serve-api.md.
+// Every route the daemon serves is in docs/serve.md.
 func TestAPIDocCoversRoutes(t *testing.T) {
 	src, err := os.ReadFile("handlers.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(testutil.Repo(t, "docs", "serve-api.md"))
+	doc, err := os.ReadFile(testutil.Repo(t, "docs", "serve.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestAPIDocCoversRoutes(t *testing.T) {
 	for _, r := range routes {
 		path := strings.NewReplacer("{$}", "", "{id}", "ID").Replace(r[2])
 		if !strings.Contains(string(doc), "`"+r[1]+" "+path) {
-			t.Errorf("docs/serve-api.md does not document %s %s", r[1], path)
+			t.Errorf("docs/serve.md does not document %s %s", r[1], path)
 		}
 	}
 }
