@@ -7,8 +7,8 @@
  * This file is a Go text/template: ioshape fills in the platform, the
  * target predicate and the platform's system calls, and leaves out the io
  * provider when System Integrity Protection hides it. Facts relied on are
- * in ../shared/reference/tracing.md (sections 1–3) and
- * ../shared/samples/dtrace-oracle-linux/README.md (Oracle DTrace on Linux).
+ * in the DTrace Guide (io and syscall providers), xnu's bsd/sys/buf.h and
+ * Oracle DTrace for Linux's documentation.
  *
  * One line per completed I/O (comm last: it may hold spaces):
  *   READY dtrace <timestamp> <platform>
@@ -35,7 +35,7 @@
 
 #pragma D option quiet
 /* Drain often and keep large buffers and dynamic variable space, so a
- * burst of I/O is not dropped (tracing.md §3.2 remedies). */
+ * burst of I/O is not dropped (the DTrace Guide's remedies for drops). */
 #pragma D option switchrate=10hz
 #pragma D option bufsize=16m
 #pragma D option dynvarsize=64m

@@ -10,8 +10,8 @@ import (
 )
 
 // Raw b_flags bits, as scripts before the platform word printed them: xnu's
-// (bsd/sys/buf.h; tracing.md §1.3; B_WRITE is 0) and the Solaris values
-// Oracle DTrace for Linux uses (../shared/samples/dtrace-oracle-linux).
+// (bsd/sys/buf.h; B_WRITE is 0) and the Solaris values
+// Oracle DTrace for Linux uses (seen in its real output).
 const (
 	xnuRead   = 0x0001
 	xnuAsync  = 0x0002
@@ -230,7 +230,7 @@ func (r *DTraceReader) finishIO(e *event.Event, flags int64) {
 	}
 	unit := r.blockSize
 	if unit <= 0 {
-		unit = 4096 // macOS: device blocks, size not given (tracing.md §8)
+		unit = 4096 // macOS: device blocks, size not given
 		if r.Platform == PlatformLinux {
 			unit = 512 // Linux's b_blkno counts sectors
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 )
 
-// Every message here is quoted in tracing.md §3.2/§4/§7.6, from libdtrace's
+// Every message here is quoted from libdtrace's
 // source or from real reports.
 func TestDTraceMessages(t *testing.T) {
 	for _, c := range []struct {

@@ -29,7 +29,7 @@ type Message struct {
 	Text string
 }
 
-// The formats are libdtrace's (dt_handle.c, dtrace.c; tracing.md §3.2, §4):
+// The formats are libdtrace's (dt_handle.c, dtrace.c):
 // "%llu %sdrop%s on CPU %d", "%llu %s%s%s" for status drops, and
 // "error on enabled probe ID %u (ID %u: %s:%s:%s:%s): %s%s in %s%s". With
 // -x droptags a "[DTRACEDROP_…] " tag comes first.

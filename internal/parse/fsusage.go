@@ -9,8 +9,8 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 )
 
-// FsUsageReader reads macOS `fs_usage -w` output (system_cmds fs_usage.c;
-// ../shared/reference/tracing.md §5): both layers.
+// FsUsageReader reads macOS `fs_usage -w` output (system_cmds fs_usage.c):
+// both layers.
 //
 // Disk I/O lines are block-layer events:
 //

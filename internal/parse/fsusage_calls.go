@@ -24,7 +24,7 @@ import (
 // iovcnt<<32 | offset mod 4 GiB for preadv/pwritev(fd, iov, iovcnt,
 // offset), and buf<<32 | nbyte for guarded_pwrite_np(fd, guard, buf,
 // nbyte, offset), whose offset is not printed at all. The capture in
-// ../shared/samples shows each: "pread B=0x4f7a O=0x4f7a00000000" (offset
+// a real capture shows each: "pread B=0x4f7a O=0x4f7a00000000" (offset
 // 0), "pread B=0x1000 O=0x1000002f9730" (offset 0x2f9730),
 // "guarded_pwrite_np B=0x1018 O=0x6e2ecc0000001018". The high 32 bits of
 // an offset are restored from the descriptor's previous position (the

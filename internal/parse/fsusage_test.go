@@ -28,7 +28,7 @@ func readFsUsage(t *testing.T, in string) (evs []event.Event, skipped, lost int,
 	return
 }
 
-// Lines in the layout fs_usage.c prints (tracing.md §5.1), covering each
+// Lines in the layout fs_usage.c prints, covering each
 // field's variants.
 func TestFsUsageLines(t *testing.T) {
 	in := strings.Join([]string{

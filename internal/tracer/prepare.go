@@ -133,8 +133,8 @@ func autoBackend() string {
 }
 
 // SIPAllowsDTrace reads `csrutil status`: System Integrity Protection off,
-// or on with DTrace's restrictions lifted (csrutil enable --without dtrace,
-// tracing.md §4). Anything else — on, or output it does not know — keeps
+// or on with DTrace's restrictions lifted (csrutil enable --without
+// dtrace). Anything else — on, or output it does not know — keeps
 // DTrace from the io provider and from Apple's binaries.
 func SIPAllowsDTrace(status string) bool {
 	for _, line := range strings.Split(status, "\n") {

@@ -3,7 +3,7 @@ package tracer
 import "testing"
 
 // csrutil's texts: the plain states, and the custom configuration that
-// `csrutil enable --without dtrace` leaves (tracing.md §4).
+// `csrutil enable --without dtrace` leaves.
 func TestSIPAllowsDTrace(t *testing.T) {
 	for _, c := range []struct {
 		status string

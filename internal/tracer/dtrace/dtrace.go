@@ -18,8 +18,7 @@ import (
 
 // Session records with DTrace (macOS, and DTrace elsewhere). The command is
 // started by ioshape, not by dtrace -c: under System Integrity Protection
-// dtrace cannot control Apple-signed binaries such as /bin/cp (tracing.md
-// §4). It waits until the script's BEGIN has fired, then runs. When SIP
+// dtrace cannot control Apple-signed binaries such as /bin/cp. It waits until the script's BEGIN has fired, then runs. When SIP
 // hides the io provider, the block layer comes from fs_usage.
 type Session struct {
 	session.Described

@@ -31,7 +31,7 @@ type dCall struct {
 	FD2      string
 }
 
-// darwinCalls follow xnu's syscalls.master (tracing.md §2.1): read/write(fd,
+// darwinCalls follow xnu's syscalls.master: read/write(fd,
 // buf, nbyte), pread/pwrite(fd, buf, nbyte, offset), readv/writev(fd, iov,
 // iovcnt), preadv/pwritev(fd, iov, iovcnt, offset), fsync(fd), fcntl(fd,
 // cmd, arg) for F_NOCACHE (48) and F_FULLFSYNC (51), clonefileat(src_dirfd,

@@ -18,8 +18,7 @@ import (
 )
 
 // BlockSize converts fs_usage's (and DTrace's) block numbers to bytes: it
-// does not say the device block size; 4096 is APFS's on current SSDs
-// (tracing.md §8).
+// does not say the device block size; 4096 is APFS's on current SSDs.
 const BlockSize = 4096
 
 // Args asks for both layers (file-system calls and disk I/O) from every
@@ -40,7 +39,7 @@ type Options struct {
 
 // Proc is a running `fs_usage -w`: both layers on a Mac when DTrace cannot
 // see them, or the block layer beside a DTrace that SIP restricts. fs_usage
-// uses kdebug, not DTrace, so SIP does not restrict it (tracing.md §5).
+// uses kdebug, not DTrace, so SIP does not restrict it.
 type Proc struct {
 	cmd    *exec.Cmd
 	reader *parse.FsUsageReader
