@@ -141,7 +141,7 @@ func BenchmarkLoadProfile(b *testing.B) {
 	for _, n := range []int{1_000_000, 10_000_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			benchPeak(b, n, func(path string) {
-				_, prof, err := Profile(context.Background(), path, profile.Options{}, nil)
+				prof, err := Profile(context.Background(), openT(b, path), profile.Options{}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -161,7 +161,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	for _, n := range []int{1_000_000, 10_000_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			benchPeak(b, n, func(path string) {
-				a, err := Analyze(context.Background(), path, profile.Options{}, classify.Options{}, nil)
+				a, err := Analyze(context.Background(), openT(b, path), profile.Options{}, classify.Options{}, nil, nil)
 				if err != nil || a.Class == nil || a.Show.Events != int64(n) {
 					b.Fatalf("analyze: %v", err)
 				}
@@ -236,7 +236,7 @@ func BenchmarkPredict(b *testing.B) {
 	for _, n := range []int{1_000_000, 10_000_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			benchPeak(b, n, func(path string) {
-				res, err := Predict(context.Background(), path, nil, d, nil, nil)
+				res, err := Predict(context.Background(), openT(b, path), nil, d, nil, nil)
 				if err != nil || !(res.PredictedS > 0) {
 					b.Fatalf("predict: %v %+v", err, res)
 				}

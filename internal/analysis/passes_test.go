@@ -39,7 +39,7 @@ func TestEventsDecodeAhead(t *testing.T) {
 	for _, path := range passTraces(t) {
 		want := fileEvents(t, path)
 		i := 0
-		_, tail, err := Events(context.Background(), path, "reading", nil, func(e *event.Event) error {
+		tail, err := openT(t, path).Events(context.Background(), "reading", nil, func(e *event.Event) error {
 			if i >= len(want) || *e != want[i] {
 				t.Fatalf("%s: event %d differs: %+v", path, i, *e)
 			}
@@ -53,7 +53,7 @@ func TestEventsDecodeAhead(t *testing.T) {
 		// decoder running on a closed reader.
 		stop := errors.New("enough")
 		n := 0
-		if _, _, err := Events(context.Background(), path, "reading", nil, func(*event.Event) error {
+		if _, err := openT(t, path).Events(context.Background(), "reading", nil, func(*event.Event) error {
 			if n++; n == 5000 {
 				return stop
 			}
@@ -77,7 +77,7 @@ func TestAnalyzeAndClassifyReadOnce(t *testing.T) {
 	for _, path := range passTraces(t) {
 		for _, wb := range []bool{false, true} {
 			reads = 0
-			a, err := Analyze(ctx, path, profile.Options{ExcludeWriteback: wb}, classify.Options{}, watch)
+			a, err := Analyze(ctx, openT(t, path), profile.Options{ExcludeWriteback: wb}, classify.Options{}, nil, watch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestAnalyzeAndClassifyReadOnce(t *testing.T) {
 				t.Errorf("%s: a report read the trace %d times", path, reads)
 			}
 			reads = 0
-			_, alone, err := Classify(ctx, path, classify.Options{ExcludeWriteback: wb}, watch)
+			alone, err := Classify(ctx, openT(t, path), classify.Options{ExcludeWriteback: wb}, watch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestAnalyzeAndClassifyReadOnce(t *testing.T) {
 			if got, want := asJSON(t, a.Class), asJSON(t, alone); got != want {
 				t.Errorf("%s (exclude writeback %v): report's classification differs from classify's:\n%s\n%s", path, wb, got, want)
 			}
-			show, err := Show(ctx, path, profile.Options{ExcludeWriteback: wb}, nil)
+			show, err := Show(ctx, openT(t, path), profile.Options{ExcludeWriteback: wb}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestShowParallelSameAsSerial(t *testing.T) {
 	ctx := context.Background()
 	for _, path := range passTraces(t) {
 		for _, wb := range []bool{false, true} {
-			show, err := Show(ctx, path, profile.Options{ExcludeWriteback: wb}, nil)
+			show, err := Show(ctx, openT(t, path), profile.Options{ExcludeWriteback: wb}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestShowParallelSameAsSerial(t *testing.T) {
 				opts.Devices = meta.Footer.Devices
 			}
 			serial := profile.NewBuilder(opts)
-			_, tail, err := Events(ctx, path, "reading", nil, func(e *event.Event) error {
+			tail, err := openT(t, path).Events(ctx, "reading", nil, func(e *event.Event) error {
 				serial.Add(e)
 				return nil
 			})
@@ -147,15 +147,15 @@ func TestShowParallelSameAsSerial(t *testing.T) {
 func TestOneCoreSameAsTwo(t *testing.T) {
 	ctx := context.Background()
 	run := func(path string) (show, class, analysis string) {
-		s, err := Show(ctx, path, profile.Options{}, nil)
+		s, err := Show(ctx, openT(t, path), profile.Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, c, err := Classify(ctx, path, classify.Options{}, nil)
+		c, err := Classify(ctx, openT(t, path), classify.Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := Analyze(ctx, path, profile.Options{ExcludeWriteback: true}, classify.Options{}, nil)
+		a, err := Analyze(ctx, openT(t, path), profile.Options{ExcludeWriteback: true}, classify.Options{}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestPredictReadsOnce(t *testing.T) {
 	}
 	for _, path := range passTraces(t) {
 		var reads int
-		res, err := Predict(context.Background(), path, nil, d, nil, func(Pass) func() {
+		res, err := Predict(context.Background(), openT(t, path), nil, d, nil, func(Pass) func() {
 			reads++
 			return func() {}
 		})
@@ -193,4 +193,15 @@ func TestPredictReadsOnce(t *testing.T) {
 			t.Errorf("%s: predict read the trace %d times, named %d phases", path, reads, len(res.Phases))
 		}
 	}
+}
+
+// openT opens the trace at path for the test, closed when it ends.
+func openT(tb testing.TB, path string) *Trace {
+	tb.Helper()
+	tr, err := Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { tr.Close() })
+	return tr
 }

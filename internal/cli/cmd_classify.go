@@ -75,13 +75,14 @@ func runClassify(ctx context.Context, g *globals, o *classifyOptions, arg string
 	if opts.Drive, err = o.drive.results(); err != nil {
 		return err
 	}
-	path, err := g.resolve(arg)
+	t, err := g.open(arg)
 	if err != nil {
 		return err
 	}
-	meta, res, err := analysis.Classify(ctx, path, opts, g.watch)
+	defer t.Close()
+	res, err := analysis.Classify(ctx, t, opts, g.watch)
 	if err == nil && opts.Windows == 0 && !opts.ExcludeWriteback {
-		g.noteBestMatch(path, res) // as the list would classify it
+		g.noteBestMatch(t, res) // as the list would classify it
 	}
 	if err != nil {
 		return err
@@ -89,7 +90,7 @@ func runClassify(ctx context.Context, g *globals, o *classifyOptions, arg string
 	if o.json {
 		return writeJSON(g.stdout, res)
 	}
-	return report.WriteClassification(g.stdout, path, meta, res, o.top)
+	return report.WriteClassification(g.stdout, t.Path(), t.Meta(), res, o.top)
 }
 
 func (o *driveFlags) results() (*classify.DriveResults, error) {

@@ -47,10 +47,7 @@ func runCompare(ctx context.Context, g *globals, o *compareOptions, args []strin
 	}
 	var as []*report.Analysis
 	for _, arg := range args {
-		a, err := analyze(ctx, g, arg, o.writeback, &driveFlags{})
-		if err == nil {
-			err = addPrediction(ctx, g, a, arg, o.predictOn)
-		}
+		a, err := analyze(ctx, g, arg, o.writeback, &driveFlags{}, o.predictOn)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -34,8 +34,13 @@ func newEventsCommand(g *globals) *cobra.Command {
 func printEvents(ctx context.Context, g *globals, path string, limit int) error {
 	w := bufio.NewWriter(g.stdout)
 	fmt.Fprintln(w, "layer\top\tcall\tstart_ns\tdispatch_ns\tend_ns\tdev\tinode\toffset\tsize\tbytes\terrno\tpid\ttid\tcomm\tflags\tblocked_ns")
+	t, err := analysis.Open(path)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
 	n := 0
-	_, _, err := analysis.Events(ctx, path, "reading", nil, func(e *event.Event) error {
+	_, err = t.Events(ctx, "reading", nil, func(e *event.Event) error {
 		if limit > 0 && n >= limit {
 			return errEnough
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/export"
+	"github.com/ioshape/ioshape/internal/replay"
 	"github.com/ioshape/ioshape/internal/report"
 )
 
@@ -84,23 +85,24 @@ func runExport(ctx context.Context, g *globals, o *exportOptions, arg string) er
 	case o.perThread && (o.iolog == "" || o.iolog == "-"):
 		return usageError{errors.New("--per-thread goes with --fio-iolog FILE (a file: it writes FILE.t1, FILE.t2…)")}
 	}
-	path, err := g.resolve(arg)
+	t, err := g.open(arg)
 	if err != nil {
 		return err
 	}
+	defer t.Close()
 	if o.job != "" {
-		return exportJob(ctx, g, o, path, arg)
+		return exportJob(ctx, g, o, t, arg)
 	}
 	if o.parquet != "" || o.csv != "" {
-		return exportRows(ctx, g, o, path)
+		return exportRows(ctx, g, o, t)
 	}
 	if o.perThread {
-		return exportThreadLogs(ctx, g, o.iolog, path, arg)
+		return exportThreadLogs(ctx, g, o.iolog, t, arg)
 	}
 	var x analysis.IologExport
 	err = g.writeOutput(ctx, o.iolog, func(w io.Writer) error {
 		var err error
-		x, err = analysis.ExportIolog(ctx, path, "", w, g.watch)
+		x, err = analysis.ExportIolog(ctx, t, "", w, g.watch)
 		return err
 	})
 	if err != nil {
@@ -111,7 +113,7 @@ func runExport(ctx context.Context, g *globals, o *exportOptions, arg string) er
 		return fmt.Errorf("%s: no reads or writes to export", arg)
 	}
 	printIologFiles(g, n, files)
-	fmt.Fprintf(g.stderr, "replay, in a directory holding those files: fio %s\n", strings.Join(iologArgs([]string{o.iolog}, x), " "))
+	fmt.Fprintf(g.stderr, "replay, in a directory holding those files: fio %s\n", strings.Join(replay.IologArgs([]string{o.iolog}, x), " "))
 	if len(x.Threads) > 1 {
 		fmt.Fprintf(g.stderr, "note: %d threads issued synchronous I/O side by side; --per-thread writes a log for each, to replay each in its own order\n", len(x.Threads))
 	}
@@ -120,12 +122,12 @@ func runExport(ctx context.Context, g *globals, o *exportOptions, arg string) er
 
 // exportThreadLogs writes a log per thread, base.t1, base.t2…, or one
 // log (base) when the threads' order does not matter.
-func exportThreadLogs(ctx context.Context, g *globals, base, path, arg string) error {
-	l, err := analysis.CollectIolog(ctx, path, "", g.watch)
+func exportThreadLogs(ctx context.Context, g *globals, base string, t *analysis.Trace, arg string) error {
+	l, err := analysis.CollectIolog(ctx, t, "", g.watch)
 	if err != nil {
 		return err
 	}
-	logs, x, err := writeThreadLogs(l, base, func(name string, write func(io.Writer) error) error {
+	logs, x, err := analysis.WriteThreadLogs(l, base, func(name string, write func(io.Writer) error) error {
 		return g.writeOutput(ctx, name, write)
 	})
 	if err != nil {
@@ -138,40 +140,8 @@ func exportThreadLogs(ctx context.Context, g *globals, base, path, arg string) e
 	if len(logs) == 1 {
 		fmt.Fprintf(g.stderr, "one log (%s): no threads issued synchronous I/O side by side\n", logs[0])
 	}
-	fmt.Fprintf(g.stderr, "replay, in a directory holding those files: fio %s\n", strings.Join(iologArgs(logs, x), " "))
+	fmt.Fprintf(g.stderr, "replay, in a directory holding those files: fio %s\n", strings.Join(replay.IologArgs(logs, x), " "))
 	return nil
-}
-
-// writeThreadLogs writes l as a log per thread (base.t1…) when its threads
-// issued synchronous I/O side by side, else as one log, base; it returns
-// the logs' names and what they hold.
-func writeThreadLogs(l *export.Iolog, base string, create func(name string, write func(io.Writer) error) error) ([]string, analysis.IologExport, error) {
-	threads := l.Threads()
-	if len(threads) == 0 {
-		var files []export.File
-		var n int
-		err := create(base, func(w io.Writer) (err error) {
-			files, n, err = l.Write(w)
-			return err
-		})
-		return []string{base}, analysis.Describe(l, nil, files, n), err
-	}
-	var logs []string
-	var files []export.File
-	total := 0
-	for i, tid := range threads {
-		name := fmt.Sprintf("%s.t%d", base, i+1)
-		err := create(name, func(w io.Writer) error {
-			fs, n, err := l.WriteThread(w, tid)
-			files, total = fs, total+n
-			return err
-		})
-		if err != nil {
-			return nil, analysis.IologExport{}, err
-		}
-		logs = append(logs, name)
-	}
-	return logs, analysis.Describe(l, threads, files, total), nil
 }
 
 func printIologFiles(g *globals, n int, files []export.File) {
@@ -182,11 +152,11 @@ func printIologFiles(g *globals, n int, files []export.File) {
 	fmt.Fprintln(g.stderr)
 }
 
-func exportJob(ctx context.Context, g *globals, o *exportOptions, path, arg string) error {
+func exportJob(ctx context.Context, g *globals, o *exportOptions, t *analysis.Trace, arg string) error {
 	var jobs []export.Job
 	err := g.writeOutput(ctx, o.job, func(w io.Writer) error {
 		var err error
-		jobs, err = analysis.ExportFioJob(ctx, path, w, o.by == "program", g.watch)
+		jobs, err = analysis.ExportFioJob(ctx, t, w, o.by == "program", g.watch)
 		return err
 	})
 	switch {
@@ -205,19 +175,19 @@ func exportJob(ctx context.Context, g *globals, o *exportOptions, path, arg stri
 	return nil
 }
 
-func exportRows(ctx context.Context, g *globals, o *exportOptions, path string) error {
+func exportRows(ctx context.Context, g *globals, o *exportOptions, t *analysis.Trace) error {
 	out, newWriter, kind := o.parquet, export.NewParquetWriter, "Parquet"
 	if o.csv != "" {
 		out, newWriter, kind = o.csv, export.NewCSVWriter, "CSV"
 	}
 	id := ""
 	if st := g.storeIfAny(); st != nil {
-		id, _ = st.IDOf(path)
+		id, _ = st.IDOf(t.Path())
 	}
 	var n int64
 	err := g.writeOutput(ctx, out, func(w io.Writer) error {
 		var err error
-		n, err = analysis.ExportRows(ctx, path, id, newWriter(w), g.watch)
+		n, err = analysis.ExportRows(ctx, t, id, newWriter(w), g.watch)
 		return err
 	})
 	if err != nil {

@@ -70,15 +70,16 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 	if err != nil {
 		return err
 	}
-	path, err := g.resolve(arg)
-	if err != nil {
-		return err
-	}
 	from, known, err := o.source(st)
 	if err != nil {
 		return err
 	}
-	res, err := analysis.Predict(ctx, path, from, d, known, g.watch)
+	t, err := g.open(arg)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := analysis.Predict(ctx, t, from, d, known, g.watch)
 	if errors.Is(err, predict.ErrNoIO) {
 		return fmt.Errorf("%s: %w", arg, err)
 	}

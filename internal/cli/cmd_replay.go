@@ -4,22 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/bench"
-	"github.com/ioshape/ioshape/internal/event"
-	"github.com/ioshape/ioshape/internal/export"
-	"github.com/ioshape/ioshape/internal/profile"
-	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/replay"
 )
 
 type replayOptions struct {
@@ -58,25 +50,6 @@ directory is removed afterwards (--keep leaves it).`,
 	return c
 }
 
-// replayResult is what replay prints with --json.
-type replayResult struct {
-	Original string       `json:"original"`
-	Replay   string       `json:"replay"`
-	Path     string       `json:"path"`
-	Mode     string       `json:"mode"`
-	Layer    string       `json:"layer"`
-	Checks   []shapeCheck `json:"checks"`
-}
-
-// shapeCheck is one figure of the original beside the replay's.
-type shapeCheck struct {
-	Name     string  `json:"name"`
-	Original float64 `json:"original"`
-	Replay   float64 `json:"replay"`
-	Within   string  `json:"within"`
-	OK       bool    `json:"ok"`
-}
-
 func runReplay(ctx context.Context, g *globals, o *replayOptions, arg string) error {
 	switch {
 	case o.dir == "":
@@ -84,33 +57,31 @@ func runReplay(ctx context.Context, g *globals, o *replayOptions, arg string) er
 	case o.mode != "job" && o.mode != "iolog":
 		return usageError{fmt.Errorf("--mode %q: say job or iolog", o.mode)}
 	}
-	path, err := g.resolve(arg)
+	t, err := g.open(arg)
 	if err != nil {
 		return err
 	}
+	defer t.Close()
 	fio, err := bench.FindFio("")
 	if err != nil {
 		return err
 	}
-	work, err := replayDir(o.dir)
+	work, err := replay.Dir(o.dir)
 	if err != nil {
 		return err
 	}
 	if !o.keep {
 		defer os.RemoveAll(work)
 	}
-	args, err := prepareReplay(ctx, g, o.mode, fio, path, work)
+	args, err := replay.Prepare(ctx, t, o.mode, fio, work, g.watch, g.stderr)
 	if err != nil {
 		return err
 	}
-	meta, err := analysis.Meta(path)
-	if err != nil {
-		return err
-	}
+	name := replay.TraceName(t.Meta().Header.ID, t.Path())
 	rec := o.record
 	rec.cold, rec.mapKeys, rec.perfPages = true, 1<<16, 1<<10
 	if rec.label == "" {
-		rec.label = "replay of " + traceName(meta.Header.ID, path)
+		rec.label = "replay of " + name
 	}
 	fmt.Fprintf(g.stderr, "replaying (%s) in %s: %s\n", o.mode, work, strings.Join(args, " "))
 	id, out, res, err := recordTrace(ctx, g, &rec, args)
@@ -121,261 +92,20 @@ func runReplay(ctx context.Context, g *globals, o *replayOptions, arg string) er
 	if res.ExitStatus != nil && *res.ExitStatus != 0 {
 		return fmt.Errorf("fio failed (exit status %d) replaying %s; run it again with --keep and look in %s", *res.ExitStatus, arg, work)
 	}
-	r, err := compareReplay(ctx, g, path, out, dataInodes(work))
+	rt, err := analysis.Open(out)
 	if err != nil {
 		return err
 	}
-	r.Original, r.Replay, r.Path, r.Mode = traceName(meta.Header.ID, path), id, out, o.mode
+	defer rt.Close()
+	r, err := replay.Compare(ctx, t, rt, replay.DataInodes(work), g.watch)
+	if err != nil {
+		return err
+	}
+	r.Original, r.Replay, r.Path, r.Mode = name, id, out, o.mode
 	if o.jsonOut {
 		return writeJSON(g.stdout, r)
 	}
-	writeReplay(g.stdout, r)
+	replay.WriteText(g.stdout, r)
 	g.printTracePath(id, out)
 	return nil
-}
-
-func traceName(id, path string) string {
-	if id != "" {
-		return id
-	}
-	return filepath.Base(path)
-}
-
-// replayDir makes a new directory for the replay under dir, which must be a
-// writable directory whose path fio can take (no white space: fio's iolog
-// names files by path).
-func replayDir(dir string) (string, error) {
-	st, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("--dir %s: %w", dir, bench.UnwrapPath(err))
-	case !st.IsDir():
-		return "", fmt.Errorf("--dir %s is not a directory", dir)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	if strings.ContainsAny(abs, " \t\n") {
-		return "", fmt.Errorf("--dir %q: fio cannot take a path with spaces; use a directory without them", abs)
-	}
-	work, err := os.MkdirTemp(abs, "ioshape-replay-")
-	if err != nil {
-		return "", fmt.Errorf("cannot write in %s: %w", abs, bench.UnwrapPath(err))
-	}
-	return work, nil
-}
-
-// prepareReplay writes the export into work, lays out the files fio will
-// use (untraced, so that the replay's trace holds only the workload), and
-// returns the fio command line to record.
-func prepareReplay(ctx context.Context, g *globals, mode, fio, path, work string) ([]string, error) {
-	if mode == "iolog" {
-		return prepareIolog(ctx, g, fio, path, work)
-	}
-	jobFile := filepath.Join(work, replayJob)
-	var jobs []export.Job
-	if err := createWith(jobFile, func(w io.Writer) (err error) {
-		jobs, err = analysis.ExportFioJob(ctx, path, w, false, g.watch)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if len(jobs) == 0 {
-		return nil, errors.New("the trace has no reads or writes to replay")
-	}
-	var need int64
-	for _, j := range jobs {
-		need += j.SizeBytes
-	}
-	if err := bench.RoomFor(work, need); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(g.stderr, "laying out %d fio job files in %s\n", len(jobs), work)
-	layout := exec.CommandContext(ctx, fio, "--directory="+work, "--create_only=1", "--output=/dev/null", jobFile)
-	if out, err := layout.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("fio could not lay out the replay's files: %s", firstLine(out, err))
-	}
-	return []string{fio, "--directory=" + work, "--output=" + filepath.Join(work, replayReport), "--output-format=json", jobFile}, nil
-}
-
-func prepareIolog(ctx context.Context, g *globals, fio, path, work string) ([]string, error) {
-	l, err := analysis.CollectIolog(ctx, path, work, g.watch)
-	if err != nil {
-		return nil, err
-	}
-	// Threads that issued synchronous I/O side by side replay as a job
-	// each, in their own order.
-	logs, x, err := writeThreadLogs(l, filepath.Join(work, replayLog), createWith)
-	if err != nil {
-		return nil, err
-	}
-	files := x.Files
-	if x.IOs == 0 {
-		return nil, errors.New("the trace has no reads or writes to replay")
-	}
-	var total int64
-	for _, file := range files {
-		total += file.Size
-	}
-	if err := bench.RoomFor(work, total); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(g.stderr, "writing %d files (%s) for the iolog in %s\n", len(files), report.Bytes(total), work)
-	if len(logs) > 1 {
-		fmt.Fprintf(g.stderr, "%d threads issued synchronous I/O side by side: a log and a fio job each\n", len(logs))
-	}
-	for _, file := range files {
-		if err := fillFile(file.Name, file.Size); err != nil {
-			return nil, err
-		}
-	}
-	// The page cache is dropped before the recording (--cold).
-	// fio's global options come before the jobs: after a --name they
-	// would be that job's.
-	return append([]string{fio, "--output=" + filepath.Join(work, replayReport), "--output-format=json"}, iologArgs(logs, x)...), nil
-}
-
-// iologArgs are fio's arguments to replay iologs as the application
-// issued them: a job per log (a thread's, or the whole trace's), buffered
-// or direct, synchronously or through a queue deep enough for any depth
-// it reached.
-func iologArgs(logs []string, x analysis.IologExport) []string {
-	var args []string
-	for i, log := range logs {
-		name := "replay"
-		if len(logs) > 1 {
-			name = fmt.Sprintf("t%d", i+1)
-		}
-		args = append(args, "--name="+name, "--read_iolog="+log)
-		if x.Async && len(logs) == 1 {
-			args = append(args, "--ioengine=libaio", fmt.Sprintf("--iodepth=%d", x.Depth))
-		} else {
-			args = append(args, "--ioengine=psync")
-		}
-		if len(logs) > 1 && i < len(x.DirectThreads) && x.DirectThreads[i] || len(logs) == 1 && x.Direct {
-			args = append(args, "--direct=1")
-		}
-	}
-	return args
-}
-
-// createWith creates the file at path and has write fill it.
-func createWith(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	return writeTo(f, write)
-}
-
-// fillFile writes size bytes of data to a new file, rounded up to 4 KiB:
-// reads of a sparse file would never reach the drive.
-func fillFile(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	buf := make([]byte, 1<<20)
-	for i := range buf {
-		buf[i] = byte(i*7 + 1) // not zeros: some drives compress or skip them
-	}
-	size = (size + 4095) / 4096 * 4096
-	for left := size; left > 0; left -= int64(len(buf)) {
-		if _, err := f.Write(buf[:min(left, int64(len(buf)))]); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	return f.Close()
-}
-
-func firstLine(out []byte, err error) string {
-	s := strings.TrimSpace(string(out))
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if s == "" {
-		return err.Error()
-	}
-	return s
-}
-
-// The replay directory's own files, beside the data files.
-const (
-	replayJob    = "replay.fio"
-	replayLog    = "replay.iolog"
-	replayReport = "fio.json"
-)
-
-// dataInodes are the inodes of the files in the replay's directory: the
-// replay's own I/O, as against fio's reading of its job file, libraries
-// and /proc.
-func dataInodes(dir string) map[uint64]bool {
-	inodes := map[uint64]bool{}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if e.Name() == replayJob || e.Name() == replayLog || e.Name() == replayReport {
-			continue
-		}
-		if info, err := e.Info(); err == nil {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				inodes[uint64(st.Ino)] = true
-			}
-		}
-	}
-	return inodes
-}
-
-// compareReplay profiles both traces and sets their shapes side by side,
-// on the syscall layer (what was asked for) when the original has one. Of
-// the replay's syscall layer only the I/O on its data files counts.
-func compareReplay(ctx context.Context, g *globals, original, replay string, data map[uint64]bool) (*replayResult, error) {
-	_, a, err := analysis.Profile(ctx, original, profile.Options{}, g.watch)
-	if err != nil {
-		return nil, err
-	}
-	rb := profile.NewBuilder(profile.Options{})
-	if _, _, err := analysis.Events(ctx, replay, "profiling the replay", g.watch, func(e *event.Event) error {
-		if e.Layer != event.Syscall || data[e.Inode] {
-			rb.Add(e)
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	b := rb.Finish()
-	la, lb, layer := a.Syscall, b.Syscall, "syscall"
-	if la == nil || la.IOs == 0 {
-		la, lb, layer = a.Block, b.Block, "block"
-	}
-	if la == nil || lb == nil || la.IOs == 0 || lb.IOs == 0 {
-		return nil, fmt.Errorf("the replay recorded no %s-layer I/O to compare", layer)
-	}
-	r := &replayResult{Layer: layer}
-	add := func(name string, x, y float64, within string, ok bool) {
-		r.Checks = append(r.Checks, shapeCheck{Name: name, Original: x, Replay: y, Within: within, OK: ok})
-	}
-	add("size p50 (bytes)", float64(la.SizeBytes.P50), float64(lb.SizeBytes.P50), "equal", la.SizeBytes.P50 == lb.SizeBytes.P50)
-	qa, qb := la.QueueDepth.P50, lb.QueueDepth.P50
-	add("requested queue depth p50", qa, qb, "20%", math.Abs(qb-qa) <= 0.2*qa+1e-9)
-	add("sequential share", la.SequentialFraction, lb.SequentialFraction, "10 points", math.Abs(lb.SequentialFraction-la.SequentialFraction) <= 0.10)
-	ra, rr := la.ReadFractionByBytes, lb.ReadFractionByBytes
-	add("read share (bytes)", ra, rr, "5 points", math.Abs(rr-ra) <= 0.05)
-	add("duration (s)", la.SpanS, lb.SpanS, "", true)
-	return r, nil
-}
-
-func writeReplay(w io.Writer, r *replayResult) {
-	fmt.Fprintf(w, "Replay %s of %s (%s layer)\n", r.Replay, r.Original, r.Layer)
-	for _, c := range r.Checks {
-		mark := "ok (within " + c.Within + ")"
-		switch {
-		case c.Within == "":
-			mark = ""
-		case !c.OK:
-			mark = "DIFFERS (by more than " + c.Within + ")"
-		}
-		fmt.Fprintf(w, "  %-26s %12s  replay %12s   %s\n", c.Name, report.Num(c.Original, 3), report.Num(c.Replay, 3), mark)
-	}
 }

@@ -54,11 +54,8 @@ func runReport(ctx context.Context, g *globals, o *reportOptions, arg string) er
 	if o.top < 1 {
 		return usageError{errors.New("--top must be at least 1")}
 	}
-	a, err := analyze(ctx, g, arg, o.writeback, &o.drive)
+	a, err := analyze(ctx, g, arg, o.writeback, &o.drive, o.predictOn)
 	if err != nil {
-		return err
-	}
-	if err := addPrediction(ctx, g, a, arg, o.predictOn); err != nil {
 		return err
 	}
 	if o.json {
@@ -88,8 +85,9 @@ func defaultReportName(t report.TraceInfo) string {
 	return "ioshape-" + name + ".html"
 }
 
-// analyze resolves a trace argument, profiles and classifies it.
-func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driveFlags) (*report.Analysis, error) {
+// analyze resolves a trace argument, profiles and classifies it and, when
+// predictOn names a drive profile, predicts it there: in one read.
+func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driveFlags, predictOn string) (*report.Analysis, error) {
 	popts, err := profileOptions(writeback)
 	if err != nil {
 		return nil, err
@@ -98,39 +96,39 @@ func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driv
 	if copts.Drive, err = drive.results(); err != nil {
 		return nil, err
 	}
-	path, err := g.resolve(arg)
+	on, err := predictTarget(g, predictOn)
 	if err != nil {
 		return nil, err
 	}
-	a, err := analysis.Analyze(ctx, path, popts, copts, g.watch)
+	t, err := g.open(arg)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	a, err := analysis.Analyze(ctx, t, popts, copts, on, g.watch)
 	if err == nil && !popts.ExcludeWriteback {
-		g.noteBestMatch(path, a.Class) // as the list would classify it
+		g.noteBestMatch(t, a.Class) // as the list would classify it
 	}
 	return a, err
 }
 
-// addPrediction predicts the analysed trace on the drive profile named
-// (nothing when none is).
-func addPrediction(ctx context.Context, g *globals, a *report.Analysis, arg, drive string) error {
-	if drive == "" || a.Class == nil {
-		return nil
+// predictTarget is the drive profile --predict-on names, with the store's
+// profiles to find the recording drive's among; nil when none is named.
+func predictTarget(g *globals, drive string) (*analysis.PredictOn, error) {
+	if drive == "" {
+		return nil, nil
 	}
 	st, err := g.store()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d, err := (&predictOptions{drive: drive}).profile(st)
 	if err != nil {
-		return err
-	}
-	path, err := g.resolve(arg)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	known, err := st.Drives()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a.Prediction, err = analysis.Predict(ctx, path, nil, d, known, g.watch)
-	return err
+	return &analysis.PredictOn{To: d, Known: known}, nil
 }

@@ -59,9 +59,10 @@ func profileOptions(writeback string) (profile.Options, error) {
 
 // loadShow resolves a trace argument and profiles it.
 func loadShow(ctx context.Context, g *globals, arg string, opts profile.Options) (*report.Show, error) {
-	path, err := g.resolve(arg)
+	t, err := g.open(arg)
 	if err != nil {
 		return nil, err
 	}
-	return analysis.Show(ctx, path, opts, g.watch)
+	defer t.Close()
+	return analysis.Show(ctx, t, opts, g.watch)
 }

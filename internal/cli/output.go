@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/store"
 )
 
@@ -138,4 +139,14 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// open resolves a trace argument and opens the trace, once for the whole
+// command: the caller closes it.
+func (g *globals) open(arg string) (*analysis.Trace, error) {
+	path, err := g.resolve(arg)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.Open(path)
 }

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioshape/ioshape/internal/replay"
 )
 
 // A recorded workload replayed with fio — from a job file with its shape,
 // or from an iolog of its exact I/O — and recorded again has the
-// original's shape: size p50 equal, requested queue depth within 20 %,
+// original's shape: size p50 equal, requested queue depth within 20 % or 1,
 // sequential share within 10 points, read share within 5 (replay's own
 // checks, which this test requires to pass). fio workloads in both modes;
 // real programs (a cold cp, tar -x, a cold grep -r) as iologs, since their
@@ -57,7 +59,7 @@ func TestReplayRoundTrip(t *testing.T) {
 				t.Errorf("%s, %s: replay failed (%d): %s", c.name, mode, r.code, r.stderr)
 				continue
 			}
-			var res replayResult
+			var res replay.Result
 			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 				t.Fatalf("%s: %v\n%s", c.name, err, r.stdout)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/store"
 )
@@ -88,13 +89,13 @@ func (g *globals) storeIfAny() *store.Store {
 
 // noteBestMatch keeps the best match of a classified trace that is in the
 // store in its index, for the lists.
-func (g *globals) noteBestMatch(path string, c *classify.Result) {
+func (g *globals) noteBestMatch(t *analysis.Trace, c *classify.Result) {
 	st := g.storeIfAny()
 	if st == nil || c == nil || len(c.Matches) == 0 {
 		return
 	}
-	if id, ok := st.IDOf(path); ok {
-		st.SetBestMatch(id, c.Matches[0].Name, c.Matches[0].Score)
+	if id, ok := st.IDOf(t.Path()); ok {
+		st.SetBestMatch(id, t.Meta(), c.Matches[0].Name, c.Matches[0].Score)
 	}
 }
 

@@ -77,7 +77,12 @@ func (c *cache) get(ctx context.Context, path string) (*report.Analysis, error) 
 	if err != nil {
 		return nil, err
 	}
-	a, err := analysis.Analyze(ctx, path, profile.Options{}, classify.Options{}, nil)
+	t, err := analysis.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	a, err := analysis.Analyze(ctx, t, profile.Options{}, classify.Options{}, nil, nil)
 	if err != nil {
 		return nil, err
 	}

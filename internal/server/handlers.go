@@ -158,7 +158,11 @@ func (s *Server) apiList(w http.ResponseWriter, r *http.Request) {
 func (s *Server) noteBestMatch(id string, a *report.Analysis) {
 	if a != nil && a.Class != nil && len(a.Class.Matches) > 0 {
 		m := a.Class.Matches[0]
-		if err := s.cfg.Store.SetBestMatch(id, m.Name, m.Score); err != nil {
+		e, err := s.cfg.Store.ByID(id)
+		if err == nil {
+			err = s.cfg.Store.SetBestMatch(id, e.Meta, m.Name, m.Score)
+		}
+		if err != nil {
 			s.cfg.Logf("cannot note %s's best match in the index: %v", id, err)
 		}
 	}

@@ -103,15 +103,11 @@ func (s *Store) Add(id string) error {
 
 // SetBestMatch records a trace's best match, once it has been classified,
 // for the lists to show without classifying it again.
-func (s *Store) SetBestMatch(id, name string, score float64) error {
+func (s *Store) SetBestMatch(id string, m tracefile.Meta, name string, score float64) error {
 	if !ValidID(id) {
 		return nil // a file outside the store
 	}
 	path := filepath.Join(s.tracesDir(), id+Ext)
-	m, err := tracefile.ReadMeta(path)
-	if err != nil {
-		return err
-	}
 	sm := SummaryOf(id, path, m, false, nil)
 	sm.BestMatch, sm.Score = name, score
 	return s.appendSummary(sm)

@@ -140,8 +140,8 @@ func (s *Store) Resolve(arg string) (string, error) {
 		return arg, nil
 	}
 	if ValidID(arg) {
-		if e, err := s.ByID(arg); err == nil {
-			return e.Path, nil
+		if path, ok := s.byExactID(arg); ok {
+			return path, nil
 		}
 		d, err := s.readDisk()
 		if err != nil {
@@ -202,6 +202,20 @@ func (s *Store) pathOf(id string, partial bool) string {
 		p += tracefile.PartialSuffix
 	}
 	return p
+}
+
+// byExactID is the path of the trace with this exact ID, without opening
+// it: the command that asked opens it once, to read it.
+func (s *Store) byExactID(id string) (string, bool) {
+	if len(id) != len(newID()) {
+		return "", false
+	}
+	for _, partial := range []bool{false, true} {
+		if path := s.pathOf(id, partial); isRegular(path) {
+			return path, true
+		}
+	}
+	return "", false
 }
 
 // ErrNoTrace is returned by ByID for an ID the store does not hold.

@@ -172,7 +172,11 @@ func TestIndexHealsAndSupersedes(t *testing.T) {
 	s := Open(t.TempDir())
 	a := addTrace(t, s, "a", time.Now())
 	b := addTrace(t, s, "b", time.Now())
-	if err := s.SetBestMatch(a, "Finder copy", 0.8); err != nil {
+	ea, err := s.ByID(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetBestMatch(a, ea.Meta, "Finder copy", 0.8); err != nil {
 		t.Fatal(err)
 	}
 	// A trace put in the directory without the index knowing.

@@ -50,6 +50,9 @@ type Reader struct {
 	batch    bool      // NextBatch: workers decode the events too
 	// onSummary takes a summary trace's rows (OnSummary).
 	onSummary func(*event.Summary)
+	// Earlier passes over the same open file (Again), for Access.
+	passes     int
+	readBefore int64
 }
 
 // chunkJob is one chunk read ahead: read and checked in file order, then
@@ -171,8 +174,9 @@ func Open(path string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{f: f, name: path}
+	r := &Reader{f: f, name: path, passes: 1}
 	if err := r.init(); err != nil {
+		r.stop()
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -187,6 +191,44 @@ func ReadMeta(path string) (Meta, error) {
 	}
 	defer r.Close()
 	return r.meta, nil
+}
+
+// Again returns a reader of the same open file from its start, for a
+// second pass over a trace without opening it again; r is spent, and the
+// new reader is the one to close (also when Again fails).
+func (r *Reader) Again() (*Reader, error) {
+	r.stop()
+	n := &Reader{f: r.f, name: r.name, passes: r.passes + 1, readBefore: r.readBefore + r.read.Load()}
+	r.f = nil
+	if _, err := n.f.Seek(0, io.SeekStart); err != nil {
+		return n, fmt.Errorf("%s: %w", n.name, err)
+	}
+	if err := n.init(); err != nil {
+		return n, fmt.Errorf("%s: %w", n.name, err)
+	}
+	return n, nil
+}
+
+// Access is what one open of a trace file read, told to the observer (see
+// Observe) when it is closed.
+type Access struct {
+	Path   string
+	Passes int   // reads from the start: 1, or more through Again
+	Read   int64 // bytes read through the events, all passes together
+	Size   int64 // the file's size
+}
+
+var observer atomic.Pointer[func(Access)]
+
+// Observe calls fn with each trace file's Access as its reader closes, so
+// that tests can count how often a command opens and reads a trace; nil
+// stops it.
+func Observe(fn func(Access)) {
+	if fn == nil {
+		observer.Store(nil)
+		return
+	}
+	observer.Store(&fn)
 }
 
 func (r *Reader) init() error {
@@ -546,12 +588,29 @@ func (r *Reader) Event() *event.Event { return &r.ev }
 // Err returns the error that stopped Next, if any.
 func (r *Reader) Err() error { return r.err }
 
-// Close closes the file.
-func (r *Reader) Close() error {
+// stop ends the read-ahead and its workers.
+func (r *Reader) stop() {
 	if r.quit != nil {
 		close(r.quit)
 		r.finished.Wait()
+		r.quit = nil
 	}
-	r.zdec.Close()
-	return r.f.Close()
+	if r.zdec != nil {
+		r.zdec.Close()
+		r.zdec = nil
+	}
+}
+
+// Close closes the file.
+func (r *Reader) Close() error {
+	r.stop()
+	if r.f == nil {
+		return nil
+	}
+	if fn := observer.Load(); fn != nil {
+		(*fn)(Access{Path: r.name, Passes: r.passes, Read: r.readBefore + r.read.Load(), Size: r.size})
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
 }

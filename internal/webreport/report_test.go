@@ -23,7 +23,12 @@ const realTrace = "../../testdata/traces/cp-cat-dd.iotrace"
 
 func analyze(t testing.TB, path string) *report.Analysis {
 	t.Helper()
-	a, err := analysis.Analyze(context.Background(), path, profile.Options{}, classify.Options{}, nil)
+	tr, err := analysis.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	a, err := analysis.Analyze(context.Background(), tr, profile.Options{}, classify.Options{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
