@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -50,23 +49,6 @@ type ImportResult struct {
 
 // ErrUnknownFormat is a capture in no format ioshape imports.
 var ErrUnknownFormat = errors.New("not a format ioshape imports (fs_usage, blkparse text or blktrace files, biosnoop, disksnoop, iosnoop, biosnoop.bt, a fio iolog, MSR/Alibaba/Tencent CSV, or record --raw-output): --format names one")
-
-// importFidelity says what each imported format cannot show.
-var importFidelity = map[parse.Format][]string{
-	parse.FormatFsUsage: slices.Concat(parse.FsUsageLimits,
-		[]string{"fs_usage: it prints thread IDs, not process IDs: an imported capture groups processes by name (cut at 16 characters)"}),
-	parse.FormatBpftrace: {"imported raw bpftrace output: devices are numbers only, and lost-event counts are those in the output"},
-	parse.FormatBlkparse: {"blkparse: a request is timed from its first bio's queueing (Q) through dispatch (D) to completion (C); its size is what was dispatched"},
-	parse.FormatBlktrace: {"blktrace: a request is timed from its first bio's queueing (Q) through dispatch (D) to completion (C); its size is what was dispatched"},
-	parse.FormatBiosnoop: {"biosnoop: the process is the one on the CPU when the request was issued, which for writeback is often not the writer"},
-	parse.FormatIosnoop:  {"DTraceToolkit iosnoop: BLOCK is taken as 512-byte units (Solaris's DEV_BSIZE)"},
-	parse.FormatFioIolog: {"fio iolog: what fio asked for, at the syscall layer; each file is shown as a device of its own"},
-	parse.FormatDTrace: {
-		"dtrace: no split between queueing and the device",
-		"dtrace: offsets are block numbers times --block-size (assumed 4096), and syscalls are tied to a file descriptor, not a file",
-		"imported D output: dtrace's drop messages go to stderr and are not in it",
-	},
-}
 
 // importStats is what an import saw besides events.
 type importStats struct {
@@ -141,21 +123,17 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 			return res, fmt.Errorf("%s: %w", req.File, ErrUnknownFormat)
 		}
 	}
+	info, ok := parse.Info(res.Format)
+	read := importers[res.Format]
+	if !ok || read == nil {
+		return res, fmt.Errorf("%s: %w", req.File, ErrUnknownFormat)
+	}
 	// Where and when the capture was made is not in it: the file's
 	// modification time stands in for the date.
 	h := tracefile.Header{
 		ID: req.ID, Label: req.Label, Tool: "ioshape", ToolVersion: req.ToolVersion,
 		Backend: string(res.Format) + " (imported)", Target: tracefile.Target{Mode: "import", Command: []string{req.File}},
-		CommandLine: req.CommandLine, Start: st.ModTime().UTC(), Fidelity: importFidelity[res.Format],
-	}
-	if res.Format.IsSnoop() || res.Format == parse.FormatBlkparse || res.Format == parse.FormatBlktrace {
-		h.OS = "linux"
-		if res.Format == parse.FormatIosnoop {
-			h.OS = "solaris"
-		}
-	}
-	if res.Format == parse.FormatFsUsage {
-		h.OS = "darwin"
+		CommandLine: req.CommandLine, Start: st.ModTime().UTC(), Fidelity: info.Fidelity, OS: info.Platform,
 	}
 	if res.Format == parse.FormatDTrace {
 		h.OS = req.Platform
@@ -177,40 +155,7 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		res.Events++
 		return w.Write(e)
 	}
-	switch res.Format {
-	case parse.FormatFsUsage:
-		err = importFsUsage(br, req.File, req.BlockSize, sink, &stats)
-	case parse.FormatDTrace:
-		err = importDTrace(br, req.File, req.BlockSize, req.Platform, sink, &stats)
-	case parse.FormatBlkparse:
-		p := parse.NewBlkparseReader(br, req.File)
-		err = importRecords(p, sink, &stats)
-		stats.blk(p.Counts(), "blkparse")
-		stats.warnings = append(stats.warnings, p.Warnings()...)
-	case parse.FormatBlktrace:
-		err = importBlktrace(req.File, br, sink, &stats)
-	case parse.FormatFioIolog:
-		p := parse.NewFioIologReader(br, req.File)
-		err = importRecords(p, sink, &stats)
-		stats.devices, stats.missing = p.Devices(), p.Missing()
-	case parse.FormatMSR, parse.FormatAlibaba, parse.FormatTencent:
-		p := parse.NewBlockCSVReader(br, req.File, res.Format)
-		err = importRecords(p, sink, &stats)
-		stats.devices, stats.missing = p.Devices(), p.Missing()
-	case parse.FormatBiosnoop, parse.FormatDisksnoop, parse.FormatIosnoop, parse.FormatPerfIosnoop, parse.FormatBiosnoopBT:
-		p := parse.NewSnoopReader(br, req.File, res.Format)
-		err = importRecords(p, sink, &stats)
-		if p.Format() == "" && err == nil {
-			err = fmt.Errorf("%s: no %s table found: %s", req.File, res.Format, snoopHint[res.Format])
-		}
-		stats.devices, stats.missing = p.Devices(), p.Missing()
-	default:
-		arch := req.Arch
-		if arch == "" {
-			arch = runtime.GOARCH
-		}
-		err = importBpftrace(br, req.File, arch, sink, &stats)
-	}
+	err = read(importInput{r: br, req: req, info: info, sink: sink, stats: &stats})
 	if tarMore != nil && err == nil && tarMore() {
 		stats.warnings = append(stats.warnings, "the tar archive holds more files: only the first was imported (extract them and import each)")
 	}
@@ -326,13 +271,72 @@ func importDTrace(r io.Reader, file string, blockSize int64, platform string, si
 	return p.Err()
 }
 
-// snoopHint shows each snoop tool's header, for a file that has none.
-var snoopHint = map[parse.Format]string{
-	parse.FormatBiosnoop:    "want a header line such as 'TIME(s) COMM PID DISK T SECTOR BYTES [QUE(ms)] LAT(ms)'",
-	parse.FormatDisksnoop:   "want a header line such as 'TIME(s) T BYTES LAT(ms)'",
-	parse.FormatIosnoop:     "want a header line such as 'UID PID D BLOCK SIZE COMM PATHNAME'",
-	parse.FormatPerfIosnoop: "want a header line such as '[STARTs ENDs] COMM PID TYPE DEV BLOCK BYTES LATms'",
-	parse.FormatBiosnoopBT:  "want a header line such as 'TIME(ms) [DISK] COMM PID LAT(ms)'",
+// importInput is what a format's importer reads and where it puts it.
+type importInput struct {
+	r     *bufio.Reader
+	req   ImportRequest
+	info  parse.FormatInfo
+	sink  func(*event.Event) error
+	stats *importStats
+}
+
+// importers read each format into events, looked up by Import; what else
+// a format needs to know is in parse's table (parse.Info).
+var importers = map[parse.Format]func(importInput) error{
+	parse.FormatFsUsage: func(in importInput) error {
+		return importFsUsage(in.r, in.req.File, in.req.BlockSize, in.sink, in.stats)
+	},
+	parse.FormatDTrace: func(in importInput) error {
+		return importDTrace(in.r, in.req.File, in.req.BlockSize, in.req.Platform, in.sink, in.stats)
+	},
+	parse.FormatBlkparse: func(in importInput) error {
+		p := parse.NewBlkparseReader(in.r, in.req.File)
+		err := importRecords(p, in.sink, in.stats)
+		in.stats.blk(p.Counts(), "blkparse")
+		in.stats.warnings = append(in.stats.warnings, p.Warnings()...)
+		return err
+	},
+	parse.FormatBlktrace: func(in importInput) error {
+		return importBlktrace(in.req.File, in.r, in.sink, in.stats)
+	},
+	parse.FormatFioIolog: func(in importInput) error {
+		p := parse.NewFioIologReader(in.r, in.req.File)
+		err := importRecords(p, in.sink, in.stats)
+		in.stats.devices, in.stats.missing = p.Devices(), p.Missing()
+		return err
+	},
+	parse.FormatMSR:         importBlockCSV,
+	parse.FormatAlibaba:     importBlockCSV,
+	parse.FormatTencent:     importBlockCSV,
+	parse.FormatBiosnoop:    importSnoop,
+	parse.FormatDisksnoop:   importSnoop,
+	parse.FormatIosnoop:     importSnoop,
+	parse.FormatPerfIosnoop: importSnoop,
+	parse.FormatBiosnoopBT:  importSnoop,
+	parse.FormatBpftrace: func(in importInput) error {
+		arch := in.req.Arch
+		if arch == "" {
+			arch = runtime.GOARCH
+		}
+		return importBpftrace(in.r, in.req.File, arch, in.sink, in.stats)
+	},
+}
+
+func importBlockCSV(in importInput) error {
+	p := parse.NewBlockCSVReader(in.r, in.req.File, in.info.Name)
+	err := importRecords(p, in.sink, in.stats)
+	in.stats.devices, in.stats.missing = p.Devices(), p.Missing()
+	return err
+}
+
+func importSnoop(in importInput) error {
+	p := parse.NewSnoopReader(in.r, in.req.File, in.info.Name)
+	err := importRecords(p, in.sink, in.stats)
+	if p.Format() == "" && err == nil {
+		err = fmt.Errorf("%s: no %s table found: want a header line such as '%s'", in.req.File, in.info.Name, in.info.Header)
+	}
+	in.stats.devices, in.stats.missing = p.Devices(), p.Missing()
+	return err
 }
 
 // recordScanner is what every capture reader offers.

@@ -18,13 +18,6 @@ const (
 	FormatBlktrace Format = "blktrace" // blktrace's binary per-CPU files
 )
 
-// Formats lists every format import reads, for messages and --format.
-var Formats = []Format{
-	FormatFsUsage, FormatBpftrace, FormatDTrace, FormatBlkparse, FormatBlktrace,
-	FormatBiosnoop, FormatDisksnoop, FormatIosnoop, FormatPerfIosnoop, FormatBiosnoopBT,
-	FormatFioIolog, FormatMSR, FormatAlibaba, FormatTencent,
-}
-
 // IsSnoop reports whether f is one of the snoop tools' tables.
 func (f Format) IsSnoop() bool {
 	switch f {
