@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ioshape/ioshape/internal/drive"
-	"github.com/ioshape/ioshape/internal/tracer/session"
+	"github.com/ioshape/ioshape/internal/host"
 )
 
 // Config is one drive measurement.
@@ -306,13 +306,13 @@ func RoomFor(dir string, need int64) error {
 
 // describe starts the profile: where, what, when.
 func describe(cfg Config, file, fio string, direct bool) *drive.Profile {
-	host, _ := os.Hostname()
-	p := &drive.Profile{Name: cfg.Label, Host: host, Dir: filepath.Dir(file), Date: time.Now().UTC(), Buffered: !direct, Tool: "fio"}
+	hostname, _ := os.Hostname()
+	p := &drive.Profile{Name: cfg.Label, Host: hostname, Dir: filepath.Dir(file), Date: time.Now().UTC(), Buffered: !direct, Tool: "fio"}
 	if out, err := exec.Command(fio, "--version").Output(); err == nil {
 		p.Tool = strings.TrimSpace(string(out))
 	}
 	p.Device, p.FSType, p.Synchronous = deviceOf(p.Dir)
-	p.Cgroup, p.CgroupV1 = session.IOCgroup(os.Getpid())
+	p.Cgroup, p.CgroupV1 = host.IOCgroup(os.Getpid())
 	p.ReadaheadKB, p.MaxRequestKB = queueKB(p.Device, "read_ahead_kb"), queueKB(p.Device, "max_sectors_kb")
 	if p.Name == "" {
 		p.Name = p.Device

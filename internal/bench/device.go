@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ioshape/ioshape/internal/event"
-	"github.com/ioshape/ioshape/internal/tracer/session"
+	"github.com/ioshape/ioshape/internal/host"
 )
 
 // deviceOf names the block device and file system under dir, as traces
@@ -20,7 +20,7 @@ func deviceOf(dir string) (device, fstype string, bioBased bool) {
 		return "", "", false
 	}
 	d := event.Dev{Major: unix.Major(uint64(st.Dev)), Minor: unix.Minor(uint64(st.Dev))}
-	ds := session.DescribeDevices([]event.Dev{d})
+	ds := host.DescribeDevices([]event.Dev{d})
 	if len(ds) == 0 {
 		return d.String(), "", false
 	}

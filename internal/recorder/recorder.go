@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/store"
 	"github.com/ioshape/ioshape/internal/tracefile"
 	"github.com/ioshape/ioshape/internal/tracer"
-	"github.com/ioshape/ioshape/internal/tracer/session"
 )
 
 // Request is one recording.
@@ -122,12 +122,12 @@ func (f layerFilter) Write(e *event.Event) error {
 func Lost(res tracer.Result) int64 { return res.AllLost() }
 
 func header(req Request, id string, sess tracer.Session) tracefile.Header {
-	host, _ := os.Hostname()
+	hostname, _ := os.Hostname()
 	sc := sess.Script()
 	t := req.Tracer.Target
 	h := tracefile.Header{
 		ID: id, Label: req.Label, Tool: "ioshape", ToolVersion: req.ToolVersion,
-		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: tracer.KernelRelease(),
+		Host: hostname, OS: runtime.GOOS, Arch: runtime.GOARCH, Kernel: host.KernelRelease(),
 		Backend: sess.Backend(), BackendVersion: sess.BackendVersion(), Script: sc.Name, ScriptSHA256: sc.SHA256,
 		Target: tracefile.Target{
 			Mode: t.Mode(), Command: t.Command, Pids: t.Pids, Names: t.Names, Launch: t.Launch, Cold: t.Cold,
@@ -140,9 +140,9 @@ func header(req Request, id string, sess tracer.Session) tracefile.Header {
 		h.Target.Duration = t.Duration.String()
 	}
 	// A command runs in ioshape's own cgroup; a process named by pid, in its.
-	h.Target.Cgroup, _ = session.IOCgroup(os.Getpid())
+	h.Target.Cgroup, _ = host.IOCgroup(os.Getpid())
 	if len(t.Pids) > 0 {
-		h.Target.Cgroup, _ = session.IOCgroup(t.Pids[0])
+		h.Target.Cgroup, _ = host.IOCgroup(t.Pids[0])
 	}
 	if t.Launch {
 		h.Target.Quiet = t.Quiet.String()

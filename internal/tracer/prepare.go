@@ -64,9 +64,6 @@ const (
 // RunHelper is the body of the hidden helper command.
 func RunHelper() error { return session.RunHelper() }
 
-// KernelRelease is the running kernel's release string.
-func KernelRelease() string { return session.KernelRelease() }
-
 // Prepare checks everything that can be checked before recording — root,
 // the tracer, the target — on the chosen backend (auto: the native eBPF
 // backend on Linux where the kernel has BTF, else bpftrace, or DTrace on

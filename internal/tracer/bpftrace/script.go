@@ -13,6 +13,7 @@ import (
 
 	"github.com/ioshape/ioshape/dscripts"
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/tracer/session"
 )
 
@@ -127,13 +128,13 @@ func Render(t session.Target, seeds []int, self int) (session.Script, error) {
 	}
 	d.SysFilter = "(" + d.Filter + ") && @sysoff == 0"
 	var bio []string
-	for _, dev := range session.BioBasedDevices("/sys/block") {
+	for _, dev := range host.BioBasedDevices("/sys/block") {
 		bio = append(bio, fmt.Sprintf("args->dev == %d", dev))
 	}
 	d.BioMatch = strings.Join(bio, " || ")
 	var match []string
 	for _, n := range t.Names {
-		match = append(match, fmt.Sprintf("comm == %q", session.Comm(n)))
+		match = append(match, fmt.Sprintf("comm == %q", host.Comm(n)))
 	}
 	d.NameMatch = strings.Join(match, " || ")
 	var buf bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/parse"
 	"github.com/ioshape/ioshape/internal/tracer/session"
 )
@@ -75,7 +76,7 @@ const markerSize = 0x1d5
 // (with times on the monotonic clock), its stderr's buffer overruns as
 // lost events.
 func Start(path string, args []string, fan *session.Fan, opts Options) (*Proc, error) {
-	p := &Proc{started: time.Now(), startedMono: session.MonotonicNow(), outputDone: make(chan struct{}), ready: make(chan struct{}),
+	p := &Proc{started: time.Now(), startedMono: host.MonotonicNow(), outputDone: make(chan struct{}), ready: make(chan struct{}),
 		opts: opts, procs: newProcTable(), self: uint32(os.Getpid()), roots: map[uint32]bool{}, treeComms: map[string]bool{}}
 	for _, pid := range opts.Target.Pids {
 		p.roots[uint32(pid)] = true

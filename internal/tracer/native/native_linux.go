@@ -25,6 +25,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/parse"
 	"github.com/ioshape/ioshape/internal/tracer/session"
 )
@@ -103,7 +104,7 @@ func (s *Session) load() error {
 		return fmt.Errorf("at most %d --name targets with the native backend", len(names))
 	}
 	for i, n := range t.Names {
-		copy(names[i][:15], session.Comm(n))
+		copy(names[i][:15], host.Comm(n))
 	}
 	ring := ringBytes(s.cfg.PerfPages)
 	for _, v := range []struct {
@@ -132,7 +133,7 @@ func (s *Session) load() error {
 		s.coll.Close()
 		return err
 	}
-	for _, dev := range session.BioBasedDevices("/sys/block") {
+	for _, dev := range host.BioBasedDevices("/sys/block") {
 		if err := s.objs.Biodevs.Put(dev, uint8(1)); err != nil {
 			s.Close()
 			return fmt.Errorf("cannot list the bio-based devices: %w", err)
@@ -428,7 +429,7 @@ func (s *Session) start(helperPid int) (session.Tracer, error) {
 	t := &tracer{s: s, rd: rd, links: links, records: make(chan []parse.Record, 64)}
 	// Every program is attached: tracing has begun, on the clock the
 	// programs' timestamps use.
-	first := []parse.Record{{Kind: parse.KindReady, N: session.MonotonicNow()}}
+	first := []parse.Record{{Kind: parse.KindReady, N: host.MonotonicNow()}}
 	for _, w := range warnings {
 		first = append(first, parse.Record{Kind: parse.KindWarning, Text: w})
 	}
@@ -509,7 +510,7 @@ func (t *tracer) drainSummaries() {
 		}
 		t.sweepStale()
 		if n%4 == 0 {
-			t.sendSummaries(session.MonotonicNow()/1e9 - 2)
+			t.sendSummaries(host.MonotonicNow()/1e9 - 2)
 		}
 	}
 	t.sendSummaries(math.MaxInt64)

@@ -158,11 +158,3 @@ func ToolVersion(path, flag, fallback string) string {
 	}
 	return fallback
 }
-
-// Comm is what the kernel keeps of a process name: at most 15 bytes.
-func Comm(name string) string {
-	if len(name) > 15 {
-		return name[:15]
-	}
-	return name
-}

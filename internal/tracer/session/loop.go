@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/parse"
 )
 
@@ -96,7 +97,7 @@ func (e *NotStartedError) Error() string {
 func Run(ctx context.Context, cfg Config, plan Plan, sink Sink) (Result, error) {
 	cfg = cfg.WithDefaults()
 	if cfg.Target.Cold {
-		if err := DropCaches(); err != nil {
+		if err := host.DropCaches(); err != nil {
 			return Result{}, err
 		}
 	}
@@ -256,7 +257,7 @@ func (l *loop) markReady(base int64) {
 		return
 	}
 	if base == 0 {
-		base = MonotonicNow()
+		base = host.MonotonicNow()
 	}
 	now := time.Now()
 	st.ready, st.readyAt, st.lastIO, st.base = true, now, now, base
@@ -416,7 +417,7 @@ func (l *loop) endCommand() {
 			st.res.CommandEnd = fmt.Sprintf("killed with SIGKILL: it was still running %v after SIGTERM", l.cfg.Grace)
 		}
 		l.awaitExitStatus(time.Second)
-	case st.command != 0 && st.res.ExitStatus == nil && ProcessExists(st.command):
+	case st.command != 0 && st.res.ExitStatus == nil && host.ProcessExists(st.command):
 		if t.Launch {
 			st.res.CommandEnd = "left running: an app launch outlives its recording"
 		} else if t.KeepRunning {

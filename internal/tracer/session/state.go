@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/parse"
 	"github.com/ioshape/ioshape/internal/summarize"
 )
@@ -203,7 +204,7 @@ func (st *state) targetGone() string {
 	}
 	if len(t.Pids) > 0 && len(t.Names) == 0 {
 		for p := range st.live {
-			if !ProcessExists(p) {
+			if !host.ProcessExists(p) {
 				delete(st.live, p)
 			}
 		}
@@ -230,7 +231,7 @@ func (st *state) describeDevices(named []event.Device) []event.Device {
 	sort.Slice(devs, func(i, j int) bool {
 		return devs[i].Major < devs[j].Major || devs[i].Major == devs[j].Major && devs[i].Minor < devs[j].Minor
 	})
-	return append(DescribeDevices(devs), named...)
+	return append(host.DescribeDevices(devs), named...)
 }
 
 // finishWarnings explains every loss the recording counted.

@@ -1,17 +1,11 @@
 package session
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/ioshape/ioshape/internal/event"
 )
 
 // SetParentDeathSignal has the kernel send this process SIGTERM when its
@@ -68,120 +62,4 @@ func OnEachCPU(f func()) int {
 	}()
 	<-done
 	return n
-}
-
-// DropCaches writes dirty data back and empties the page cache, so the
-// target's reads reach the drive as on a cold start.
-func DropCaches() error {
-	unix.Sync()
-	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0); err != nil {
-		return fmt.Errorf("cannot drop the page cache: %w", err)
-	}
-	return nil
-}
-
-// DescribeDevices names device numbers from sysfs and the mount table.
-func DescribeDevices(devs []event.Dev) []event.Device {
-	if len(devs) == 0 {
-		return nil
-	}
-	mounts := map[string][2]string{}
-	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
-		mounts = parseMountinfo(f)
-		f.Close()
-	}
-	var out []event.Device
-	for _, d := range devs {
-		td := event.Device{Major: d.Major, Minor: d.Minor, Name: d.String()}
-		sys := fmt.Sprintf("/sys/dev/block/%d:%d", d.Major, d.Minor)
-		if real, err := filepath.EvalSymlinks(sys); err == nil {
-			td.Name = filepath.Base(real)
-			disk := real
-			if _, err := os.Stat(filepath.Join(real, "partition")); err == nil {
-				td.Disk = filepath.Base(filepath.Dir(real))
-				disk = filepath.Dir(real)
-			}
-			// A bio-based driver (zram, brd) has no request queue: no mq.
-			if _, err := os.Stat(filepath.Join(disk, "mq")); err != nil {
-				if _, err := os.Stat(filepath.Join(disk, "queue")); err == nil {
-					td.BioBased = true
-				}
-			}
-		}
-		if m, ok := mounts[d.String()]; ok {
-			td.Mount, td.FSType = m[0], m[1]
-			if td.Name == d.String() {
-				td.Name = m[1] + ":" + m[0]
-			}
-		}
-		out = append(out, td)
-	}
-	return out
-}
-
-// ProcessExists reports whether a process (or thread) id is alive.
-func ProcessExists(pid int) bool {
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	return err == nil
-}
-
-// PidsNamed lists running processes whose name (comm) is name.
-func PidsNamed(name string) []int {
-	des, _ := os.ReadDir("/proc")
-	var out []int
-	want := Comm(name)
-	for _, de := range des {
-		var pid int
-		if _, err := fmt.Sscanf(de.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", de.Name(), "comm"))
-		if err == nil && strings.TrimSpace(string(b)) == want {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// IOCgroup is the cgroup that governs pid's block I/O — the blkio
-// controller's (cgroup v1) or the unified hierarchy's (v2) — or "" for the
-// root or when it cannot be read. A drive behind a cgroup's I/O limits is
-// another drive: `bench` and `record` keep it so that `predict` pairs a
-// trace with the profile measured under the same limits.
-//
-// v1 says the cgroup is the legacy blkio controller's, which does not see
-// buffered writeback: the flusher threads write in the root cgroup, past
-// its limits.
-func IOCgroup(pid int) (path string, v1 bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		return "", false
-	}
-	return ioCgroupOf(string(b))
-}
-
-func ioCgroupOf(procCgroup string) (string, bool) {
-	var unified string
-	for _, line := range strings.Split(procCgroup, "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "blkio" || c == "io" {
-				return nonRoot(parts[2]), c == "blkio"
-			}
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			unified = parts[2]
-		}
-	}
-	return nonRoot(unified), false
-}
-
-func nonRoot(p string) string {
-	if p == "/" {
-		return ""
-	}
-	return p
 }

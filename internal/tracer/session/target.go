@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/ioshape/ioshape/internal/host"
 )
 
 // Target says what to record.
@@ -115,13 +117,13 @@ func LookTool(path, name, missing string) (string, error) {
 // command: seeds are the processes to follow from the start.
 func ResolveTargets(t Target) (seeds []int, command []string, err error) {
 	for _, p := range t.Pids {
-		if !ProcessExists(p) {
+		if !host.ProcessExists(p) {
 			return nil, nil, fmt.Errorf("no process with pid %d", p)
 		}
 		seeds = append(seeds, p)
 	}
 	for _, n := range t.Names {
-		pids := PidsNamed(n)
+		pids := host.PidsNamed(n)
 		if len(pids) == 0 && !t.WaitForNames {
 			return nil, nil, fmt.Errorf("no running process is named %q (add --wait to wait for one to start)", n)
 		}
