@@ -12,8 +12,8 @@ import (
 	"github.com/ioshape/ioshape/internal/report"
 )
 
-// Pass is one read of a trace file, for progress output.
-type Pass struct {
+// Step is one read of a trace file, for progress output.
+type Step struct {
 	What     string // "reading", "classifying (2 of 3)"
 	File     string
 	Progress func() (done, total int64) // bytes read so far, of the file's size
@@ -21,7 +21,7 @@ type Pass struct {
 
 // Watch is told when a pass starts, and returns a function called when it
 // ends. It may be nil.
-type Watch func(Pass) (done func())
+type Watch func(Step) (done func())
 
 // checkEvery is how many events go by between looks at the context: often
 // enough to stop within a second, rarely enough to cost nothing.

@@ -70,7 +70,7 @@ func TestEventsDecodeAhead(t *testing.T) {
 func TestAnalyzeAndClassifyReadOnce(t *testing.T) {
 	ctx := context.Background()
 	var reads int
-	watch := func(Pass) func() {
+	watch := func(Step) func() {
 		reads++
 		return func() {}
 	}
@@ -182,7 +182,7 @@ func TestPredictReadsOnce(t *testing.T) {
 	}
 	for _, path := range passTraces(t) {
 		var reads int
-		res, err := Predict(context.Background(), openT(t, path), nil, d, nil, func(Pass) func() {
+		res, err := Predict(context.Background(), openT(t, path), nil, d, nil, func(Step) func() {
 			reads++
 			return func() {}
 		})

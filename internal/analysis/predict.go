@@ -15,8 +15,8 @@ import (
 
 // PredictOn is a drive to predict a trace on, beside a report's analysis.
 type PredictOn struct {
-	To    *drive.Profile
-	Known []*drive.Profile // the store's profiles, to find the recording drive's among
+	To    *drive.Spec
+	Known []*drive.Spec // the store's profiles, to find the recording drive's among
 }
 
 // Predict says how long the trace would take on drive to, per classified
@@ -24,7 +24,7 @@ type PredictOn struct {
 // trace was recorded on; when nil, the newest of known that matches the
 // trace (RecordedOn) is taken, and with none the recorded latencies stand
 // in.
-func Predict(ctx context.Context, t *Trace, from, to *drive.Profile, known []*drive.Profile, watch Watch) (*predict.Result, error) {
+func Predict(ctx context.Context, t *Trace, from, to *drive.Spec, known []*drive.Spec, watch Watch) (*predict.Result, error) {
 	model := newPredictRun(t.Meta(), from, to, known)
 	// One read: the model, and the classification that names its phases.
 	pass := classify.NewPass(classifyOptions(t, classify.Options{}))
@@ -51,12 +51,12 @@ func Predict(ctx context.Context, t *Trace, from, to *drive.Profile, known []*dr
 // predictRun is the prediction model fed as a trace is read.
 type predictRun struct {
 	meta     tracefile.Meta
-	from, to *drive.Profile
-	known    []*drive.Profile
+	from, to *drive.Spec
+	known    []*drive.Spec
 	b        *predict.Builder
 }
 
-func newPredictRun(meta tracefile.Meta, from, to *drive.Profile, known []*drive.Profile) *predictRun {
+func newPredictRun(meta tracefile.Meta, from, to *drive.Spec, known []*drive.Spec) *predictRun {
 	b := predict.NewBuilder()
 	if meta.Footer != nil {
 		var sync []event.Dev
@@ -70,7 +70,7 @@ func newPredictRun(meta tracefile.Meta, from, to *drive.Profile, known []*drive.
 	// The model runs as the trace is read, for each drive it may have been
 	// recorded on: which one is known only from the bytes each device moved
 	// in the whole trace.
-	froms := []*drive.Profile{from}
+	froms := []*drive.Spec{from}
 	if from == nil {
 		froms = recordedOnCandidates(meta, known)
 	}
@@ -108,7 +108,7 @@ func (m *predictRun) finish(class *classify.Result) (*predict.Result, error) {
 // recorded on: the same host, the disk that moved the most of the trace's
 // bytes (byDev, both layers, partitions counted with their disk), and the
 // same I/O cgroup (a throttled cgroup is another drive); nil if none is.
-func RecordedOn(meta tracefile.Meta, byDev map[event.Dev]int64, known []*drive.Profile) *drive.Profile {
+func RecordedOn(meta tracefile.Meta, byDev map[event.Dev]int64, known []*drive.Spec) *drive.Spec {
 	if meta.Footer == nil {
 		return nil
 	}
@@ -130,8 +130,8 @@ func RecordedOn(meta tracefile.Meta, byDev map[event.Dev]int64, known []*drive.P
 
 // newestOf is the newest profile in known of a disk as the trace saw it:
 // the same host and I/O cgroup; nil if none is.
-func newestOf(meta tracefile.Meta, disk string, known []*drive.Profile) *drive.Profile {
-	var best *drive.Profile
+func newestOf(meta tracefile.Meta, disk string, known []*drive.Spec) *drive.Spec {
+	var best *drive.Spec
 	for _, p := range known {
 		if p.Coarse || p.Host != meta.Header.Host || p.Cgroup != meta.Header.Target.Cgroup || p.Device != disk {
 			continue
@@ -153,8 +153,8 @@ func diskOf(d event.Device) string {
 
 // recordedOnCandidates are the profiles RecordedOn may choose, whatever
 // bytes the trace's devices moved: none, and the newest of each disk.
-func recordedOnCandidates(meta tracefile.Meta, known []*drive.Profile) []*drive.Profile {
-	out := []*drive.Profile{nil}
+func recordedOnCandidates(meta tracefile.Meta, known []*drive.Spec) []*drive.Spec {
+	out := []*drive.Spec{nil}
 	if meta.Footer == nil {
 		return out
 	}
@@ -176,11 +176,11 @@ func recordedOnCandidates(meta tracefile.Meta, known []*drive.Profile) []*drive.
 // the newest profile of the same disk outside any cgroup — the drive
 // buffered writeback reaches, as v1's limits do not see it; nil when p is
 // not such a drive or none is known.
-func unthrottled(p *drive.Profile, known []*drive.Profile) *drive.Profile {
+func unthrottled(p *drive.Spec, known []*drive.Spec) *drive.Spec {
 	if p == nil || p.Cgroup == "" || !p.CgroupV1 {
 		return nil
 	}
-	var best *drive.Profile
+	var best *drive.Spec
 	for _, k := range known {
 		if !k.Coarse && k.Cgroup == "" && k.Host == p.Host && k.Device == p.Device && (best == nil || k.Date.After(best.Date)) {
 			best = k

@@ -14,7 +14,7 @@ import (
 // counted with their disk; a throttled cgroup's profile is another drive.
 func TestRecordedOn(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
-	known := []*drive.Profile{
+	known := []*drive.Spec{
 		{Name: "vda-old", Host: "vm", Device: "vda", Date: day(1)},
 		{Name: "vda", Host: "vm", Device: "vda", Date: day(2)},
 		{Name: "slow", Host: "vm", Device: "vda", Cgroup: "/slow", Date: day(3)},

@@ -66,7 +66,7 @@ func (t *Trace) Events(ctx context.Context, what string, watch Watch, fn func(*e
 		return Tail{}, err
 	}
 	if watch != nil {
-		defer watch(Pass{What: what, File: r.Name(), Progress: r.Progress})()
+		defer watch(Step{What: what, File: r.Name(), Progress: r.Progress})()
 	}
 	if err := decodeAhead(ctx, r, fn); err != nil {
 		return Tail{}, err
@@ -82,7 +82,7 @@ func (t *Trace) Summaries(ctx context.Context, what string, watch Watch, fn func
 		return Tail{}, err
 	}
 	if watch != nil {
-		defer watch(Pass{What: what, File: r.Name(), Progress: r.Progress})()
+		defer watch(Step{What: what, File: r.Name(), Progress: r.Progress})()
 	}
 	r.OnSummary(fn)
 	for r.Next() {

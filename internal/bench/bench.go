@@ -95,7 +95,7 @@ const (
 // Run measures a drive: every test of the grid, one fio run each, direct
 // I/O (buffered with the page cache dropped where the file system refuses
 // O_DIRECT, and the profile says so). Its errors are one line.
-func Run(ctx context.Context, cfg Config) (*drive.Profile, error) {
+func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	if cfg.Size == 0 {
 		cfg.Size = DefaultSize
 	}
@@ -305,9 +305,9 @@ func RoomFor(dir string, need int64) error {
 }
 
 // describe starts the profile: where, what, when.
-func describe(cfg Config, file, fio string, direct bool) *drive.Profile {
+func describe(cfg Config, file, fio string, direct bool) *drive.Spec {
 	hostname, _ := os.Hostname()
-	p := &drive.Profile{Name: cfg.Label, Host: hostname, Dir: filepath.Dir(file), Date: time.Now().UTC(), Buffered: !direct, Tool: "fio"}
+	p := &drive.Spec{Name: cfg.Label, Host: hostname, Dir: filepath.Dir(file), Date: time.Now().UTC(), Buffered: !direct, Tool: "fio"}
 	if out, err := exec.Command(fio, "--version").Output(); err == nil {
 		p.Tool = strings.TrimSpace(string(out))
 	}

@@ -183,7 +183,7 @@ func headline(d *DriveResults, byID map[string]Expected, est *DriveEstimate, mix
 
 // Profile turns benchmark results into a coarse drive profile: each result
 // is a point with its pattern's size, access and requests in flight.
-func (d *DriveResults) Profile() (*drive.Profile, error) {
+func (d *DriveResults) Profile() (*drive.Spec, error) {
 	pats, err := Catalog()
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (d *DriveResults) Profile() (*drive.Profile, error) {
 	for _, p := range pats {
 		byID[p.ID] = p
 	}
-	p := &drive.Profile{Name: d.Name, Tool: "benchmark results (given)", Coarse: true}
+	p := &drive.Spec{Name: d.Name, Tool: "benchmark results (given)", Coarse: true}
 	ids := make([]string, 0, len(d.Results))
 	for id := range d.Results {
 		ids = append(ids, id)

@@ -34,7 +34,7 @@ func TestBenchMeasuresADrive(t *testing.T) {
 		t.Errorf("%d progress lines, want 75 with the buffered read:\n%s", n, r.stderr)
 	}
 	ls := ioshape(t, nil, "--store", store, "drives", "--json")
-	var ds []*drive.Profile
+	var ds []*drive.Spec
 	if err := json.Unmarshal([]byte(ls.stdout), &ds); err != nil || len(ds) != 1 || len(ds[0].Points) != 74 || ds[0].Device == "" {
 		t.Fatalf("drives: %v %s", err, ls.stdout)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/bench"
 	"github.com/ioshape/ioshape/internal/drive"
-	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 type benchOptions struct {
@@ -61,8 +61,8 @@ func runBench(ctx context.Context, g *globals, o *benchOptions) error {
 	}
 	cfg := bench.Config{Dir: o.dir, File: o.file, Size: size, Runtime: o.runtime, Label: o.label,
 		Progress: func(done, total int, t bench.Test, p drive.Point) {
-			fmt.Fprintf(g.stderr, "%2d/%d  %-22s %9s MB/s %10s IOPS  %s\n", done, total, t, report.Num(p.MBs, 1),
-				report.Num(p.IOPS, 0), report.Micros(p.LatUs))
+			fmt.Fprintf(g.stderr, "%2d/%d  %-22s %9s MB/s %10s IOPS  %s\n", done, total, t, units.Num(p.MBs, 1),
+				units.Num(p.IOPS, 0), units.Micros(p.LatUs))
 		}}
 	if o.dir == "" && o.file == "" || o.dir != "" && o.file != "" {
 		return usageError{errors.New("give --dir DIR (a test file is made there and removed) or --file FILE")}
@@ -85,7 +85,7 @@ func runBench(ctx context.Context, g *globals, o *benchOptions) error {
 
 // writeDriveSummary prints CrystalDiskMark's four tests, read and write,
 // as the profile gives them.
-func writeDriveSummary(g *globals, p *drive.Profile) {
+func writeDriveSummary(g *globals, p *drive.Spec) {
 	fmt.Fprintf(g.stdout, "%-12s %12s %12s\n", "", "read MB/s", "write MB/s")
 	for _, t := range []struct {
 		name   string
@@ -93,7 +93,7 @@ func writeDriveSummary(g *globals, p *drive.Profile) {
 		size   int64
 		depth  float64
 	}{{"SEQ1M Q8T1", "seq", 1 << 20, 8}, {"SEQ1M Q1T1", "seq", 1 << 20, 1}, {"RND4K Q32T1", "rand", 4096, 32}, {"RND4K Q1T1", "rand", 4096, 1}} {
-		fmt.Fprintf(g.stdout, "%-12s %12s %12s\n", t.name, report.Num(p.MBs("read", t.access, t.size, t.depth), 1), report.Num(p.MBs("write", t.access, t.size, t.depth), 1))
+		fmt.Fprintf(g.stdout, "%-12s %12s %12s\n", t.name, units.Num(p.MBs("read", t.access, t.size, t.depth), 1), units.Num(p.MBs("write", t.access, t.size, t.depth), 1))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 func newDrivesCommand(g *globals) *cobra.Command {
@@ -42,7 +43,7 @@ func newDrivesCommand(g *globals) *cobra.Command {
 					note = "buffered (no O_DIRECT)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s MB/s\t%s MB/s\t%s\n", d.Name, report.OrDash(d.Host), report.OrDash(d.Device), report.OrDash(d.FSType),
-					d.Date.Local().Format("2006-01-02 15:04"), report.Num(d.Headline("read"), 0), report.Num(d.MBs("read", "rand", 4096, 1), 1), note)
+					d.Date.Local().Format("2006-01-02 15:04"), units.Num(d.Headline("read"), 0), units.Num(d.MBs("read", "rand", 4096, 1), 1), note)
 			}
 			return tw.Flush()
 		},

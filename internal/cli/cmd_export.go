@@ -13,7 +13,7 @@ import (
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/export"
 	"github.com/ioshape/ioshape/internal/replay"
-	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 type exportOptions struct {
@@ -145,9 +145,9 @@ func exportThreadLogs(ctx context.Context, g *globals, base string, t *analysis.
 }
 
 func printIologFiles(g *globals, n int, files []export.File) {
-	fmt.Fprintf(g.stderr, "%s I/Os on %d files:", report.Count(int64(n)), len(files))
+	fmt.Fprintf(g.stderr, "%s I/Os on %d files:", units.Count(int64(n)), len(files))
 	for _, f := range files {
-		fmt.Fprintf(g.stderr, " %s (%s, %s)", f.Name, f.Dev, report.Bytes(f.Size))
+		fmt.Fprintf(g.stderr, " %s (%s, %s)", f.Name, f.Dev, units.Bytes(f.Size))
 	}
 	fmt.Fprintln(g.stderr)
 }
@@ -194,7 +194,7 @@ func exportRows(ctx context.Context, g *globals, o *exportOptions, t *analysis.T
 		return err
 	}
 	if out != "-" {
-		fmt.Fprintf(g.stderr, "%s rows (one per I/O) written to %s as %s\n", report.Count(n), out, kind)
+		fmt.Fprintf(g.stderr, "%s rows (one per I/O) written to %s as %s\n", units.Count(n), out, kind)
 	}
 	return nil
 }

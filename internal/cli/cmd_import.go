@@ -11,7 +11,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/parse"
-	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 type importOptions struct {
@@ -98,7 +98,7 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 		}
 	}
 	fmt.Fprintf(g.stderr, "imported %s events (%s) from %s (%s lines skipped as not I/O, %s malformed)\n",
-		report.Count(res.Events), res.Format, file, report.Count(res.Skipped), report.Count(res.Malformed))
+		units.Count(res.Events), res.Format, file, units.Count(res.Skipped), units.Count(res.Malformed))
 	if res.Platform != "" {
 		how := "as its output says, or recognised from its block events"
 		if o.platform != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/store"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 type lsOptions struct{ json bool }
@@ -57,7 +58,7 @@ func runLs(g *globals, o *lsOptions) error {
 			return werr == nil
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, report.OrDash(e.Label), e.Start.In(local).Format("2006-01-02 15:04"),
-			report.Micros(e.DurationS*1e6), report.Count(e.Events), report.Count(e.LostEvents), e.Status, truncate(e.Target, 50))
+			units.Micros(e.DurationS*1e6), units.Count(e.Events), units.Count(e.LostEvents), e.Status, truncate(e.Target, 50))
 		if n%256 == 0 {
 			werr = tw.Flush()
 		}

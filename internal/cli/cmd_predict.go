@@ -14,8 +14,8 @@ import (
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/predict"
-	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/store"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 type predictOptions struct {
@@ -94,7 +94,7 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 }
 
 // profile is the drive the options name.
-func (o *predictOptions) profile(st *store.Store) (*drive.Profile, error) {
+func (o *predictOptions) profile(st *store.Store) (*drive.Spec, error) {
 	switch {
 	case o.drive != "" && (len(o.admRead) > 0 || len(o.admWrite) > 0):
 		return nil, usageError{errors.New("give --drive or --adm-read/--adm-write, not both")}
@@ -122,7 +122,7 @@ func (o *predictOptions) profile(st *store.Store) (*drive.Profile, error) {
 
 // source is the recording drive's profile --from names, or the store's
 // profiles to find it among.
-func (o *predictOptions) source(st *store.Store) (*drive.Profile, []*drive.Profile, error) {
+func (o *predictOptions) source(st *store.Store) (*drive.Spec, []*drive.Spec, error) {
 	if o.from != "" {
 		p, err := (&predictOptions{drive: o.from}).profile(st)
 		return p, nil, err
@@ -134,7 +134,7 @@ func (o *predictOptions) source(st *store.Store) (*drive.Profile, []*drive.Profi
 	return nil, known, nil
 }
 
-func writePrediction(g *globals, arg string, d *drive.Profile, r *predict.Result) {
+func writePrediction(g *globals, arg string, d *drive.Spec, r *predict.Result) {
 	w := g.stdout
 	where := []string{}
 	for _, s := range []string{d.Device, d.FSType, d.Host} {
@@ -148,26 +148,26 @@ func writePrediction(g *globals, arg string, d *drive.Profile, r *predict.Result
 	}
 	fmt.Fprintln(w, ":")
 	fmt.Fprintf(w, "  predicted   %s   (recorded %s; waiting for the drive was %s of it)\n",
-		report.Micros(r.PredictedS*1e6), report.Micros(r.RecordedS*1e6), report.Percent(r.IOBoundShare))
+		units.Micros(r.PredictedS*1e6), units.Micros(r.RecordedS*1e6), units.Percent(r.IOBoundShare))
 	if r.From != "" {
 		fmt.Fprintf(w, "  recorded on drive %q (its profile's time taken out)\n", r.From)
 	}
 	fmt.Fprintf(w, "  headline    %s   (the bytes moved at SEQ1M Q8T1, %s MB/s read: what the box promises)\n",
-		report.Micros(r.HeadlineS*1e6), report.Num(d.Headline("read"), 0))
+		units.Micros(r.HeadlineS*1e6), units.Num(d.Headline("read"), 0))
 	if r.Tracks != "" {
-		fmt.Fprintf(w, "  tracks      %s (%s of the time spent waiting for this drive)\n", r.Tracks, report.Percent(r.TracksShare))
+		fmt.Fprintf(w, "  tracks      %s (%s of the time spent waiting for this drive)\n", r.Tracks, units.Percent(r.TracksShare))
 	}
 	if len(r.Phases) > 1 {
 		fmt.Fprintln(w, "phases:")
 		for _, p := range r.Phases {
-			fmt.Fprintf(w, "  %7ss–%7ss  recorded %9s  predicted %9s  %s\n", report.Num(p.FromS, 2), report.Num(p.ToS, 2),
-				report.Micros(p.RecordedS*1e6), report.Micros(p.PredictedS*1e6), p.Pattern)
+			fmt.Fprintf(w, "  %7ss–%7ss  recorded %9s  predicted %9s  %s\n", units.Num(p.FromS, 2), units.Num(p.ToS, 2),
+				units.Micros(p.RecordedS*1e6), units.Micros(p.PredictedS*1e6), p.Pattern)
 		}
 	}
 	if len(r.Processes) > 0 {
 		fmt.Fprintln(w, "processes:")
 		for _, p := range r.Processes {
-			fmt.Fprintf(w, "  %7d %-16s recorded %9s  predicted %9s\n", p.Pid, p.Comm, report.Micros(p.RecordedS*1e6), report.Micros(p.PredictedS*1e6))
+			fmt.Fprintf(w, "  %7d %-16s recorded %9s  predicted %9s\n", p.Pid, p.Comm, units.Micros(p.RecordedS*1e6), units.Micros(p.PredictedS*1e6))
 		}
 	}
 	for _, n := range r.Notes {

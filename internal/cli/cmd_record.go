@@ -13,9 +13,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ioshape/ioshape/internal/recorder"
-	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/store"
 	"github.com/ioshape/ioshape/internal/tracer"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 type recordOptions struct {
@@ -170,12 +170,12 @@ func printRecorded(g *globals, o *recordOptions, id, path string, res tracer.Res
 // what went wrong.
 func reportRecording(g *globals, res tracer.Result) {
 	if res.Summarized > 0 && res.Events == 0 {
-		fmt.Fprintf(g.stderr, "summarized %s I/Os in %s (%s)", report.Count(res.Summarized), res.Duration.Round(time.Millisecond), res.EndReason)
+		fmt.Fprintf(g.stderr, "summarized %s I/Os in %s (%s)", units.Count(res.Summarized), res.Duration.Round(time.Millisecond), res.EndReason)
 	} else {
-		fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", report.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
+		fmt.Fprintf(g.stderr, "recorded %s events in %s (%s)", units.Count(res.Events), res.Duration.Round(time.Millisecond), res.EndReason)
 	}
 	if lost := recorder.Lost(res); lost > 0 {
-		fmt.Fprintf(g.stderr, ", LOST %s events", report.Count(lost))
+		fmt.Fprintf(g.stderr, ", LOST %s events", units.Count(lost))
 	}
 	fmt.Fprintln(g.stderr)
 	if res.CommandEnd != "" {
@@ -245,9 +245,9 @@ func (p *progressLine) update(pr tracer.Progress) {
 	}
 	state := "starting the tracer…"
 	if pr.Ready {
-		state = fmt.Sprintf("recording: %s events, %s", report.Count(pr.Events), report.Bytes(pr.Bytes))
+		state = fmt.Sprintf("recording: %s events, %s", units.Count(pr.Events), units.Bytes(pr.Bytes))
 		if pr.Lost > 0 {
-			state += fmt.Sprintf(", %s LOST", report.Count(pr.Lost))
+			state += fmt.Sprintf(", %s LOST", units.Count(pr.Lost))
 		}
 	}
 	fmt.Fprintf(p.g.stderr, "\r\033[K%s  %s", pr.Elapsed.Round(time.Second), state)

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ioshape/ioshape/internal/analysis"
-	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // readProgress shows how far a long read of a trace has got, on stderr and
@@ -21,7 +21,7 @@ type readProgress struct {
 const progressMinBytes = 32 << 20
 
 // watch reports a pass's progress until the returned function is called.
-func (g *globals) watch(p analysis.Pass) func() {
+func (g *globals) watch(p analysis.Step) func() {
 	f := fileOf(g.stderr)
 	if _, total := p.Progress(); f == nil || !term.IsTerminal(int(f.Fd())) || total < progressMinBytes {
 		return func() {}
@@ -38,7 +38,7 @@ func (g *globals) watch(p analysis.Pass) func() {
 				return
 			case <-t.C:
 				done, total := p.Progress()
-				fmt.Fprintf(g.stderr, "\r\033[K%s %s: %s of %s", p.What, p.File, report.Percent(float64(done)/float64(total)), report.Bytes(total))
+				fmt.Fprintf(g.stderr, "\r\033[K%s %s: %s of %s", p.What, p.File, units.Percent(float64(done)/float64(total)), units.Bytes(total))
 			}
 		}
 	}()

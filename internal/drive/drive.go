@@ -12,10 +12,10 @@ import (
 	"gonum.org/v1/gonum/interp"
 )
 
-// Profile is a drive as `ioshape bench` measured it: how it serves each
+// Spec is a drive as `ioshape bench` measured it: how it serves each
 // shape of request — read or write, sequential or random, a size, a
 // number of requests in flight. Documented in docs/drive-profile.md.
-type Profile struct {
+type Spec struct {
 	Name   string `json:"name"`
 	Host   string `json:"host,omitempty"`
 	Dir    string `json:"dir,omitempty"`    // where it was measured
@@ -71,8 +71,8 @@ type Point struct {
 func (p Point) InFlight() int { return p.Depth * max(p.Jobs, 1) }
 
 // Read reads a profile (JSON), checking it is usable.
-func Read(r io.Reader) (*Profile, error) {
-	var p Profile
+func Read(r io.Reader) (*Spec, error) {
+	var p Spec
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -82,7 +82,7 @@ func Read(r io.Reader) (*Profile, error) {
 }
 
 // Validate reports a profile that cannot predict anything.
-func (p *Profile) Validate() error {
+func (p *Spec) Validate() error {
 	if len(p.Points) == 0 {
 		return errors.New("the drive profile has no measurements")
 	}
@@ -100,8 +100,8 @@ func (p *Profile) Validate() error {
 // Coarse builds a profile from AmorphousDiskMark's four numbers (MB/s for
 // SEQ1M QD8, SEQ1M QD1, RND4K QD64, RND4K QD1), for reads and, if given,
 // writes. Latency follows from Little's law: in flight × size ÷ rate.
-func Coarse(name string, read, write []float64) (*Profile, error) {
-	p := &Profile{Name: name, Tool: "AmorphousDiskMark results (given)", Coarse: true, Date: time.Now().UTC()}
+func Coarse(name string, read, write []float64) (*Spec, error) {
+	p := &Spec{Name: name, Tool: "AmorphousDiskMark results (given)", Coarse: true, Date: time.Now().UTC()}
 	shapes := []struct {
 		access string
 		size   int64
@@ -137,7 +137,7 @@ func pointFromRate(op, access string, size int64, depth, jobs int, mbs float64) 
 // log₂ size and log₂ in-flight count. Beyond the largest depth measured,
 // the drive is taken as saturated (latency grows with the queue, by
 // Little's law); below the grid's sizes, as at its smallest.
-func (p *Profile) ServiceUs(op, access string, size int64, inflight float64) float64 {
+func (p *Spec) ServiceUs(op, access string, size int64, inflight float64) float64 {
 	pts := p.shape(op, access)
 	if len(pts) == 0 {
 		return math.NaN()
@@ -170,7 +170,7 @@ func (p *Profile) ServiceUs(op, access string, size int64, inflight float64) flo
 // or the largest request, whichever is smaller, with window ÷ chunk of
 // them in flight, so the bytes go at that shape's rate. NaN if the
 // profile does not say its readahead.
-func (p *Profile) StreamUs(size int64) float64 {
+func (p *Spec) StreamUs(size int64) float64 {
 	chunk, window := int64(p.ReadaheadKB)<<10, int64(p.ReadaheadKB)<<10
 	if p.MaxRequestKB > 0 && int64(p.MaxRequestKB)<<10 < chunk {
 		chunk = int64(p.MaxRequestKB) << 10
@@ -187,7 +187,7 @@ func (p *Profile) StreamUs(size int64) float64 {
 // merges up to the largest the disk takes, so the bytes go at the rate of
 // that size at the deepest queue measured. NaN if the profile lacks
 // writes.
-func (p *Profile) WritebackUs(size int64) float64 {
+func (p *Spec) WritebackUs(size int64) float64 {
 	chunk := int64(1 << 20)
 	if p.MaxRequestKB > 0 {
 		chunk = int64(p.MaxRequestKB) << 10
@@ -201,7 +201,7 @@ func (p *Profile) WritebackUs(size int64) float64 {
 
 // shape is the points for an op and access. A coarse profile lacks sizes
 // for some: the other access's points stand in, as the nearest measure.
-func (p *Profile) shape(op, access string) []Point {
+func (p *Spec) shape(op, access string) []Point {
 	var same, other []Point
 	for _, pt := range p.Points {
 		switch {
@@ -260,9 +260,9 @@ func along(xs, ys []float64, x float64) float64 {
 }
 
 // MBs is the throughput a shape gets at an in-flight count.
-func (p *Profile) MBs(op, access string, size int64, inflight float64) float64 {
+func (p *Spec) MBs(op, access string, size int64, inflight float64) float64 {
 	return float64(size) * math.Max(inflight, 1) / p.ServiceUs(op, access, size, inflight)
 }
 
 // Headline is the number a drive is sold by: SEQ1M at 8 in flight (Q8T1).
-func (p *Profile) Headline(op string) float64 { return p.MBs(op, "seq", 1<<20, 8) }
+func (p *Spec) Headline(op string) float64 { return p.MBs(op, "seq", 1<<20, 8) }

@@ -8,8 +8,8 @@ import (
 
 // grid is a drive taking 50 µs + 1 µs per KiB at one request in flight,
 // twice that at four.
-func grid() *Profile {
-	p := &Profile{Name: "g"}
+func grid() *Spec {
+	p := &Spec{Name: "g"}
 	for _, d := range []int{1, 4} {
 		for _, s := range []int64{4096, 65536} {
 			lat := (50 + float64(s)/1024) * float64(map[int]int{1: 1, 4: 2}[d])
@@ -84,7 +84,7 @@ func TestReadRejects(t *testing.T) {
 // window ÷ chunk of them in flight, at that shape's rate; a profile that
 // does not say its readahead cannot tell.
 func TestStreamUs(t *testing.T) {
-	p := &Profile{ReadaheadKB: 8192, MaxRequestKB: 4096}
+	p := &Spec{ReadaheadKB: 8192, MaxRequestKB: 4096}
 	for _, d := range []int{1, 4} {
 		for _, size := range []int64{1 << 20, 4 << 20} {
 			// 1000 MB/s at one in flight, 2000 MB/s at four.
@@ -99,7 +99,7 @@ func TestStreamUs(t *testing.T) {
 	if got, want := p.StreamUs(128<<10), lat2/2/32; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("StreamUs(128 KiB) = %v µs, want %v", got, want)
 	}
-	if got := (&Profile{Points: p.Points}).StreamUs(128 << 10); !math.IsNaN(got) {
+	if got := (&Spec{Points: p.Points}).StreamUs(128 << 10); !math.IsNaN(got) {
 		t.Errorf("without readahead settings: %v, want NaN", got)
 	}
 }
@@ -107,7 +107,7 @@ func TestStreamUs(t *testing.T) {
 // Writeback goes at the largest request's rate at the deepest queue
 // measured, whatever size the recording's requests were.
 func TestWritebackUs(t *testing.T) {
-	p := &Profile{MaxRequestKB: 1024}
+	p := &Spec{MaxRequestKB: 1024}
 	for _, d := range []int{1, 32} {
 		for _, size := range []int64{64 << 10, 1 << 20} {
 			// 500 MB/s at one in flight, 1500 MB/s at 32.
@@ -119,7 +119,7 @@ func TestWritebackUs(t *testing.T) {
 	if got, want := p.WritebackUs(13<<10), float64(13<<10)/1500; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("WritebackUs(13 KiB) = %v µs, want %v", got, want)
 	}
-	if got := (&Profile{}).WritebackUs(4096); !math.IsNaN(got) {
+	if got := (&Spec{}).WritebackUs(4096); !math.IsNaN(got) {
 		t.Errorf("without writes: %v, want NaN", got)
 	}
 }

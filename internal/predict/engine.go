@@ -24,7 +24,7 @@ import (
 // periods (accumulator).
 type engine struct {
 	b        *Builder
-	from, to *drive.Profile
+	from, to *drive.Spec
 	// Each drive's remembered latencies (from: nil where the recorded ones
 	// stand in), and those the flushers' writes go at: the same disk
 	// outside a cgroup v1 throttle, where known.
@@ -57,7 +57,7 @@ type engine struct {
 // longest call matched exactly (and the profile's re-sorting window).
 const holdNs = int64(10e9)
 
-func newEngine(b *Builder, from, to *drive.Profile, unthrottled [2]*drive.Profile, noCalls bool) *engine {
+func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noCalls bool) *engine {
 	e := &engine{b: b, from: from, to: to, noCalls: noCalls,
 		latFrom: b.latenciesOf(from), latTo: b.latenciesOf(to),
 		latFlushFrom: b.latenciesOf(cmp.Or(unthrottled[0], from)), latFlushTo: b.latenciesOf(cmp.Or(unthrottled[1], to)),
@@ -457,7 +457,7 @@ func (e *engine) driveTime(it *item, set []*request) {
 // slow or throttled drive the copy after each wait starts cold (a cp of
 // 256 MiB spent 0.2–0.4 s on the CPU inside copy_file_range behind a 40
 // MB/s throttle, 0.07 s on the same disk without it), and bench measures
-// it (drive.Profile.CacheReadCPU). A call's computation moves by the
+// it (drive.Spec.CacheReadCPU). A call's computation moves by the
 // difference for the bytes it read, and stays at least what the new drive
 // costs for them (or what it was, if less).
 func (e *engine) cacheReadCPU(it *item) {

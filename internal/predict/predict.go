@@ -195,9 +195,9 @@ type Builder struct {
 	// synchronous devices serve a request on the submitter's CPU before it
 	// goes on (bio-based: zram, brd): their readahead is waited for too.
 	synchronous map[event.Dev]bool
-	unthrottled [2]*drive.Profile // from, to
-	kept        []event.Event     // without Stream
-	lats        map[*drive.Profile]*latencies
+	unthrottled [2]*drive.Spec // from, to
+	kept        []event.Event  // without Stream
+	lats        map[*drive.Spec]*latencies
 	// With Stream: the re-sorting, and an engine per drive the trace may
 	// have been recorded on, with and without a syscall layer.
 	stream *front
@@ -207,16 +207,16 @@ type Builder struct {
 // profile (nil: the recorded latencies stand in) and, for a drive benched
 // inside a cgroup v1 blkio cgroup, the same disk's profile outside it.
 type From struct {
-	Profile, Unthrottled *drive.Profile
+	Profile, Unthrottled *drive.Spec
 }
 
 // Stream runs the model as the events come, for the drive to (and its
 // unthrottled profile, if any) and each drive in froms the trace may have
 // been recorded on; Predict then takes one of froms. Call it before Add.
-func (b *Builder) Stream(to, toUnthrottled *drive.Profile, froms []From) {
+func (b *Builder) Stream(to, toUnthrottled *drive.Spec, froms []From) {
 	var engines []*engine
 	for _, f := range froms {
-		u := [2]*drive.Profile{f.Unthrottled, toUnthrottled}
+		u := [2]*drive.Spec{f.Unthrottled, toUnthrottled}
 		engines = append(engines, newEngine(b, f.Profile, to, u, false), newEngine(b, f.Profile, to, u, true))
 	}
 	b.stream = newFront(engines)
@@ -234,8 +234,8 @@ func isFlusher(comm string) bool {
 // blkio controller does not see buffered writeback. Nil: the same
 // profiles as the rest. (With Stream, From and Stream's toUnthrottled
 // give them.)
-func (b *Builder) SetUnthrottled(from, to *drive.Profile) {
-	b.unthrottled = [2]*drive.Profile{from, to}
+func (b *Builder) SetUnthrottled(from, to *drive.Spec) {
+	b.unthrottled = [2]*drive.Spec{from, to}
 }
 
 // SetSynchronous names the devices that serve requests on the
@@ -333,7 +333,7 @@ func boolIdx(b bool) int {
 // in); with Stream, it must be one of its froms' and to its to.
 // recordedNs is the trace's duration (0: from its first to its last
 // event).
-func (b *Builder) Predict(from, to *drive.Profile, recordedNs int64, phases []Boundary) (*Result, error) {
+func (b *Builder) Predict(from, to *drive.Spec, recordedNs int64, phases []Boundary) (*Result, error) {
 	if !b.seen || !b.hasItems && b.requests == 0 {
 		return nil, ErrNoIO
 	}
@@ -403,7 +403,7 @@ type ratio struct{ a, t float64 }
 // among the items as the old was (or, where the program never slept — a
 // bio-based device's work done on its CPU — as the new drive's time is).
 // The result is per process.
-func (b *Builder) ratios(en *engine, from, to *drive.Profile) map[uint32]ratio {
+func (b *Builder) ratios(en *engine, from, to *drive.Spec) map[uint32]ratio {
 	// In pid order: sums come out the same, run after run.
 	pids := make([]uint32, 0, len(en.accum.pids))
 	for pid := range en.accum.pids {
@@ -531,7 +531,7 @@ func (b *Builder) processes(en *engine, ratios map[uint32]ratio) []Process {
 
 // headline is the naive prediction (bytes at the headline rate) and the
 // benchmark number the drive-bound time follows.
-func (b *Builder) headline(en *engine, d *drive.Profile) (headlineS float64, tracks string, share float64) {
+func (b *Builder) headline(en *engine, d *drive.Spec) (headlineS float64, tracks string, share float64) {
 	moved := b.sysBytes
 	if moved[0]+moved[1] == 0 {
 		moved = b.moved
@@ -595,7 +595,7 @@ func serviceOr(d *latencies, write bool, access string, size int64, inflight, fa
 // same few shapes millions of times, and each answer interpolates over the
 // whole profile.
 type latencies struct {
-	d    *drive.Profile
+	d    *drive.Spec
 	memo map[latKey]float64
 }
 
@@ -643,14 +643,14 @@ func (l *latencies) get(k latKey) float64 {
 
 // latenciesOf is d's remembered answers, shared by the engines; nil for
 // nil.
-func (b *Builder) latenciesOf(d *drive.Profile) *latencies {
+func (b *Builder) latenciesOf(d *drive.Spec) *latencies {
 	if d == nil {
 		return nil
 	}
 	l := b.lats[d]
 	if l == nil {
 		if b.lats == nil {
-			b.lats = map[*drive.Profile]*latencies{}
+			b.lats = map[*drive.Spec]*latencies{}
 		}
 		l = &latencies{d: d, memo: map[latKey]float64{}}
 		b.lats[d] = l

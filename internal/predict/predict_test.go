@@ -14,8 +14,8 @@ import (
 
 // flat is a drive whose every shape takes latUs at one request in flight
 // and depthFactor times that at four.
-func flat(name string, latUs, depthFactor float64) *drive.Profile {
-	p := &drive.Profile{Name: name}
+func flat(name string, latUs, depthFactor float64) *drive.Spec {
+	p := &drive.Spec{Name: name}
 	for _, op := range []string{"read", "write"} {
 		for _, access := range []string{"seq", "rand"} {
 			for _, size := range []int64{4096, 1 << 20} {
@@ -258,7 +258,7 @@ func TestPageFaultsOnTheRecordingDrive(t *testing.T) {
 		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 100*us, Size: 4096, Bytes: 4096,
 			Offset: (i * 7919 % 1000) << 20, Pid: 5, Tid: 5, Comm: "faulter"})
 	}
-	for _, d := range []*drive.Profile{flat("disk", 100, 1), flat("other", 50, 1)} {
+	for _, d := range []*drive.Spec{flat("disk", 100, 1), flat("other", 50, 1)} {
 		res, err := b.Predict(d, d, 2200*us, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -319,7 +319,7 @@ func TestDirectCallsWithoutBlockLayer(t *testing.T) {
 }
 
 // A buffered read that waited for the drive computes as the new drive's
-// page cache costs (drive.Profile.CacheReadCPU): behind a throttle the
+// page cache costs (drive.Spec.CacheReadCPU): behind a throttle the
 // readahead between its waits costs more CPU per MiB than on a fast disk.
 func TestCacheReadCPU(t *testing.T) {
 	b := NewBuilder()
@@ -333,7 +333,7 @@ func TestCacheReadCPU(t *testing.T) {
 		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 14000*us, Size: mib, Bytes: mib, Offset: i * mib, Pid: 3})
 	}
 	end := int64(1.05e9)
-	withCPU := func(p *drive.Profile, usPerMiB float64) *drive.Profile {
+	withCPU := func(p *drive.Spec, usPerMiB float64) *drive.Spec {
 		p.CacheReadCPU = &usPerMiB
 		return p
 	}
@@ -451,7 +451,7 @@ func TestWritebackMerges(t *testing.T) {
 }
 
 // streamed runs the model on events as they come, for one pair of drives.
-func streamed(evs []event.Event, from, to *drive.Profile, recordedNs int64) (*Result, *front, error) {
+func streamed(evs []event.Event, from, to *drive.Spec, recordedNs int64) (*Result, *front, error) {
 	b := NewBuilder()
 	b.Stream(to, nil, []From{{Profile: from}})
 	for i := range evs {
@@ -563,7 +563,7 @@ func TestStreamLongerThanTheWindow(t *testing.T) {
 func TestStreamForEveryFrom(t *testing.T) {
 	evs, end := chainEvents(7, 3000, 0, 100, 96, 900)
 	to := flat("fast", 24, 1)
-	froms := []*drive.Profile{nil, flat("was", 96, 1), flat("slower", 300, 2)}
+	froms := []*drive.Spec{nil, flat("was", 96, 1), flat("slower", 300, 2)}
 	b := NewBuilder()
 	var fs []From
 	for _, f := range froms {

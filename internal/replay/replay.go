@@ -18,7 +18,7 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/export"
 	"github.com/ioshape/ioshape/internal/profile"
-	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // Result is the original's shape beside the replay's (replay --json).
@@ -127,7 +127,7 @@ func prepareIolog(ctx context.Context, t *analysis.Trace, fio, work string, watc
 	if err := bench.RoomFor(work, total); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "writing %d files (%s) for the iolog in %s\n", len(files), report.Bytes(total), work)
+	fmt.Fprintf(log, "writing %d files (%s) for the iolog in %s\n", len(files), units.Bytes(total), work)
 	if len(logs) > 1 {
 		fmt.Fprintf(log, "%d threads issued synchronous I/O side by side: a log and a fio job each\n", len(logs))
 	}
@@ -296,6 +296,6 @@ func WriteText(w io.Writer, r *Result) {
 		case !c.OK:
 			mark = "DIFFERS (by more than " + c.Within + ")"
 		}
-		fmt.Fprintf(w, "  %-26s %12s  replay %12s   %s\n", c.Name, report.Num(c.Original, 3), report.Num(c.Replay, 3), mark)
+		fmt.Fprintf(w, "  %-26s %12s  replay %12s   %s\n", c.Name, units.Num(c.Original, 3), units.Num(c.Replay, 3), mark)
 	}
 }

@@ -2,13 +2,11 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // Comparison is `ioshape compare`: traces side by side, the first being the
@@ -152,7 +150,7 @@ func Compare(as []*Analysis) *Comparison {
 		ct := ComparedTrace{ID: t.ID, Label: t.Label, Path: t.Path, Target: TargetText(t), Start: t.Start, LostEvents: t.LostEvents, Complete: t.Complete, Best: []BestMatch{}}
 		if a.Class != nil {
 			s := a.Class.Shape
-			ct.Shape = fmt.Sprintf("%s %s QD %s, %s reads", s.Access, Bytes(s.BlockSizeBytes), Num(s.QueueDepth, 1), Percent(s.ReadFraction))
+			ct.Shape = fmt.Sprintf("%s %s QD %s, %s reads", s.Access, units.Bytes(s.BlockSizeBytes), units.Num(s.QueueDepth, 1), units.Percent(s.ReadFraction))
 			for i, m := range a.Class.Matches {
 				if i == 3 {
 					break
@@ -202,100 +200,4 @@ func Compare(as []*Analysis) *Comparison {
 		c.Rows = append(c.Rows, row)
 	}
 	return c
-}
-
-// FormatValue formats a compare value in its unit.
-func FormatValue(unit string, v *float64) string {
-	if v == nil {
-		return "–"
-	}
-	switch unit {
-	case UnitBytes:
-		return Bytes(int64(*v))
-	case UnitCount:
-		return Count(int64(*v))
-	case UnitMicros:
-		return Micros(*v)
-	case UnitSeconds:
-		return Num(*v, 2) + " s"
-	case UnitFraction:
-		return Percent(*v)
-	case UnitMBs:
-		return Num(*v, 1) + " MB/s"
-	}
-	return Num(*v, 1)
-}
-
-// FormatChange formats a change from the baseline.
-func FormatChange(unit string, ch *float64) string {
-	if ch == nil {
-		return ""
-	}
-	if unit == UnitFraction {
-		return fmt.Sprintf("%+.0f pt", *ch*100)
-	}
-	return fmt.Sprintf("%+.0f%%", *ch*100)
-}
-
-// WriteCompare prints a comparison for a terminal: one column per trace,
-// the change from the first beside each later value, and "*" on the rows
-// that differ by 10% (10 points) or more.
-func WriteCompare(w io.Writer, c *Comparison) error {
-	ew := &errWriter{w: w}
-	for i, t := range c.Traces {
-		name := t.ID
-		if name == "" {
-			name = t.Path
-		}
-		if t.Label != "" {
-			name += fmt.Sprintf(" %q", t.Label)
-		}
-		ew.printf("%s  %s  %s", string(rune('A'+i)), name, t.Target)
-		if t.LostEvents > 0 {
-			ew.printf("  (LOST %s events)", Count(t.LostEvents))
-		}
-		if !t.Complete {
-			ew.printf("  (incomplete recording)")
-		}
-		ew.printf("\n")
-	}
-	ew.printf("\n")
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-	head := []string{"", ""}
-	for i := range c.Traces {
-		head = append(head, string(rune('A'+i)))
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, r := range c.Rows {
-		mark := " "
-		if r.Matters {
-			mark = "*"
-		}
-		cells := []string{mark, r.Name}
-		for i, v := range r.Values {
-			s := FormatValue(r.Unit, v)
-			if i > 0 {
-				if ch := FormatChange(r.Unit, r.Change[i]); ch != "" {
-					s += " (" + ch + ")"
-				}
-			}
-			cells = append(cells, s)
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	tw.Flush()
-	ew.printf("\n* differs from A by 10%% (10 points) or more\n\nBest matches\n")
-	for i, t := range c.Traces {
-		ew.printf("  %s  ", string(rune('A'+i)))
-		if t.Shape == "" {
-			ew.printf("no data I/O to classify\n")
-			continue
-		}
-		var names []string
-		for _, m := range t.Best {
-			names = append(names, fmt.Sprintf("%s (%.2f)", m.Name, m.Score))
-		}
-		ew.printf("%s → %s\n", t.Shape, strings.Join(names, "; "))
-	}
-	return ew.err
 }

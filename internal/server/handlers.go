@@ -11,6 +11,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/store"
+	"github.com/ioshape/ioshape/internal/units"
 	"github.com/ioshape/ioshape/internal/webreport"
 	"github.com/ioshape/ioshape/web"
 )
@@ -225,7 +226,7 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
 
 // listTemplate is web/html/list.html, parsed once.
 var listTemplate = template.Must(template.New("list.html").Funcs(template.FuncMap{
-	"bytes": report.Bytes, "count": report.Count, "micros": report.Micros,
+	"bytes": units.Bytes, "count": units.Count, "micros": units.Micros,
 	"add": func(a ...int) int {
 		t := 0
 		for _, v := range a {
@@ -233,5 +234,5 @@ var listTemplate = template.Must(template.New("list.html").Funcs(template.FuncMa
 		}
 		return t
 	},
-	"secs": func(f float64) string { return report.Micros(f * 1e6) },
+	"secs": func(f float64) string { return units.Micros(f * 1e6) },
 }).ParseFS(web.HTML, "html/list.html"))

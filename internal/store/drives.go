@@ -40,7 +40,7 @@ func DriveFileName(name string) string {
 
 // SaveDrive keeps a drive profile under its (file-safe) name, replacing
 // one of that name; it returns the file's path.
-func (s *Store) SaveDrive(p *drive.Profile) (string, error) {
+func (s *Store) SaveDrive(p *drive.Spec) (string, error) {
 	p.Name = DriveFileName(p.Name)
 	if err := s.Ensure(); err != nil {
 		return "", err
@@ -77,7 +77,7 @@ func (s *Store) SaveDrive(p *drive.Profile) (string, error) {
 var ErrNoDrive = errors.New("no such drive profile")
 
 // Drive reads the profile named name.
-func (s *Store) Drive(name string) (*drive.Profile, error) {
+func (s *Store) Drive(name string) (*drive.Spec, error) {
 	if !driveNameRe.MatchString(name) {
 		return nil, fmt.Errorf("%w %q", ErrNoDrive, name)
 	}
@@ -99,7 +99,7 @@ func (s *Store) Drive(name string) (*drive.Profile, error) {
 
 // Drives lists the store's drive profiles by name; ones that cannot be
 // read are skipped.
-func (s *Store) Drives() ([]*drive.Profile, error) {
+func (s *Store) Drives() ([]*drive.Spec, error) {
 	des, err := os.ReadDir(s.drivesDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -107,7 +107,7 @@ func (s *Store) Drives() ([]*drive.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*drive.Profile
+	var out []*drive.Spec
 	for _, de := range des {
 		if name, ok := strings.CutSuffix(de.Name(), ".json"); ok && de.Type().IsRegular() {
 			if p, err := s.Drive(name); err == nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/profile"
-	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // chart is one rendered chart: go-echarts builds its options; the page
@@ -104,14 +104,14 @@ func sizeChart(id string, lp layerPair) chart {
 	bar.SetXAxis(labels).AddSeries("I/Os", byCount).AddSeries("bytes", byBytes)
 	return chart{ID: id, Title: "Block sizes — " + lp.name, c: bar,
 		Note: fmt.Sprintf("%s I/Os; each bar holds sizes from its label to twice that. Half the bytes moved in I/Os of %s or less.",
-			report.Count(n), report.Bytes(lp.l.SizeBytes.P50ByBytes))}
+			units.Count(n), units.Bytes(lp.l.SizeBytes.P50ByBytes))}
 }
 
 func sizeLabel(from int64) string {
 	if from == 0 {
 		return "0"
 	}
-	return report.Bytes(from)
+	return units.Bytes(from)
 }
 
 // seriesTimes are the start times of a series' bins, in seconds.
@@ -126,7 +126,7 @@ func seriesTimes(s *profile.Series, n int) []float64 {
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 func binNote(s *profile.Series) string {
-	return fmt.Sprintf("Aggregated into %s bins (%s).", report.Micros(s.BinS*1e6),
+	return fmt.Sprintf("Aggregated into %s bins (%s).", units.Micros(s.BinS*1e6),
 		map[bool]string{true: "widened to keep the chart small", false: "the finest the report uses"}[s.BinS > 0.001])
 }
 
@@ -270,7 +270,7 @@ func latencyChart(id string, p *profile.Profile) (chart, bool) {
 	}
 	labels := make([]string, len(full))
 	for i, b := range full {
-		labels[i] = report.Micros(b.from)
+		labels[i] = units.Micros(b.from)
 	}
 	labelOf := func(us float64) string {
 		for i := len(full) - 1; i >= 0; i-- {
@@ -306,9 +306,9 @@ func latencyChart(id string, p *profile.Profile) (chart, bool) {
 		d := lp.l.LatencyUs
 		bar.AddSeries(lp.name, data, charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
 			Label: &opts.Label{Show: opts.Bool(true), Formatter: "{b}", Position: "insideEndTop"}}), charts.WithMarkLineNameXAxisItemOpts(
-			opts.MarkLineNameXAxisItem{Name: short + " p50 " + report.Micros(d.P50), XAxis: labelOf(d.P50)},
-			opts.MarkLineNameXAxisItem{Name: short + " p99 " + report.Micros(d.P99), XAxis: labelOf(d.P99)},
-			opts.MarkLineNameXAxisItem{Name: short + " p99.9 " + report.Micros(d.P999), XAxis: labelOf(d.P999)},
+			opts.MarkLineNameXAxisItem{Name: short + " p50 " + units.Micros(d.P50), XAxis: labelOf(d.P50)},
+			opts.MarkLineNameXAxisItem{Name: short + " p99 " + units.Micros(d.P99), XAxis: labelOf(d.P99)},
+			opts.MarkLineNameXAxisItem{Name: short + " p99.9 " + units.Micros(d.P999), XAxis: labelOf(d.P999)},
 		), charts.WithSeriesOpts(func(s *charts.SingleSeries) {
 			// Two layers' lines sit close: stagger their labels.
 			if short == "drive" {
@@ -341,7 +341,7 @@ func offsetChart(id string, m profile.OffsetMap) chart {
 	small := charts.WithScatterChartOpts(opts.ScatterChart{SymbolSize: 4})
 	sc.AddSeries("reads", reads, small).AddSeries("writes", writes, small)
 	note := fmt.Sprintf("%s I/Os, counted in cells of %s × %s of device offset; a point is a cell with I/O in it.",
-		report.Count(m.IOs), report.Micros(m.CellS*1e6), report.Bytes(m.CellBytes))
+		units.Count(m.IOs), units.Micros(m.CellS*1e6), units.Bytes(m.CellBytes))
 	if m.CellS > 0.001 || m.CellBytes > 4096 {
 		note += " Cells were widened to keep the chart small."
 	}
@@ -466,7 +466,7 @@ func layerBytesChart(id string, p *profile.Profile) (chart, bool) {
 		AddSeries(driveName, []opts.BarData{mib(pc.BlockReadBytes), mib(pc.BlockWriteBytes)})
 	note := "What the application asked for against what the drive moved: the difference is the page cache, readahead and writeback."
 	if p.Writeback.IOs > 0 {
-		note += fmt.Sprintf(" Kernel writeback: %s in %s I/Os (%s).", report.Bytes(p.Writeback.Bytes), report.Count(p.Writeback.IOs),
+		note += fmt.Sprintf(" Kernel writeback: %s in %s I/Os (%s).", units.Bytes(p.Writeback.Bytes), units.Count(p.Writeback.IOs),
 			map[bool]string{true: "included", false: "excluded"}[p.Writeback.Included])
 	}
 	return chart{ID: id, Title: "Bytes asked for vs bytes at the drive", c: bar, Note: note}, true

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // letter names the i-th trace of a comparison, as the text view does.
@@ -170,7 +171,7 @@ func compareLatency(as []*report.Analysis) chart {
 	}
 	labels := make([]string, len(froms))
 	for i, f := range froms {
-		labels[i] = report.Micros(f)
+		labels[i] = units.Micros(f)
 	}
 	bar := charts.NewLine()
 	bar.SetGlobalOptions(append(common("cmp_latency", "340px"),
@@ -244,5 +245,5 @@ func compareThroughput(as []*report.Analysis) chart {
 		return chart{}
 	}
 	return chart{ID: "cmp_throughput", Title: "Throughput over time", c: line,
-		Note: fmt.Sprintf("Each trace from its first I/O, in bins of up to %s (each trace's own).", report.Micros(widest*1e6))}
+		Note: fmt.Sprintf("Each trace from its first I/O, in bins of up to %s (each trace's own).", units.Micros(widest*1e6))}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/render"
 
 	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 	"github.com/ioshape/ioshape/web"
 )
 
@@ -111,21 +112,21 @@ func (c chart) view(nonce string) chartView {
 func traceBanners(t report.TraceInfo) []Banner {
 	var out []Banner
 	if t.LostEvents > 0 || t.ParseErrors > 0 {
-		b := Banner{Severe: true, Title: fmt.Sprintf("%s events were lost: every count and rate here is a lower bound.", report.Count(t.LostEvents))}
+		b := Banner{Severe: true, Title: fmt.Sprintf("%s events were lost: every count and rate here is a lower bound.", units.Count(t.LostEvents))}
 		if t.TracerLostEvents > 0 {
-			b.Items = append(b.Items, fmt.Sprintf("%s dropped by the tracer's buffers", report.Count(t.TracerLostEvents)))
+			b.Items = append(b.Items, fmt.Sprintf("%s dropped by the tracer's buffers", units.Count(t.TracerLostEvents)))
 		}
 		if t.MapOverflows > 0 {
-			b.Items = append(b.Items, fmt.Sprintf("%s not tracked: the in-flight map was full", report.Count(t.MapOverflows)))
+			b.Items = append(b.Items, fmt.Sprintf("%s not tracked: the in-flight map was full", units.Count(t.MapOverflows)))
 		}
 		if t.ProbeMisses > 0 {
-			b.Items = append(b.Items, fmt.Sprintf("%s probe firings skipped by the kernel", report.Count(t.ProbeMisses)))
+			b.Items = append(b.Items, fmt.Sprintf("%s probe firings skipped by the kernel", units.Count(t.ProbeMisses)))
 		}
 		if t.ProbeErrors > 0 {
-			b.Items = append(b.Items, fmt.Sprintf("%s probe errors", report.Count(t.ProbeErrors)))
+			b.Items = append(b.Items, fmt.Sprintf("%s probe errors", units.Count(t.ProbeErrors)))
 		}
 		if t.ParseErrors > 0 {
-			b.Items = append(b.Items, fmt.Sprintf("%s unreadable tracer lines", report.Count(t.ParseErrors)))
+			b.Items = append(b.Items, fmt.Sprintf("%s unreadable tracer lines", units.Count(t.ParseErrors)))
 		}
 		out = append(out, b)
 	}
@@ -133,7 +134,7 @@ func traceBanners(t report.TraceInfo) []Banner {
 		out = append(out, Banner{Severe: true, Title: "The recording did not finish (the recorder was killed or crashed): this is everything it wrote before it stopped."})
 	}
 	if t.UnfinishedRequests > 0 {
-		out = append(out, Banner{Title: fmt.Sprintf("Up to %s more block requests or asynchronous calls may be missing: issued, but their completion was not seen or could not be confirmed.", report.Count(t.UnfinishedRequests))})
+		out = append(out, Banner{Title: fmt.Sprintf("Up to %s more block requests or asynchronous calls may be missing: issued, but their completion was not seen or could not be confirmed.", units.Count(t.UnfinishedRequests))})
 	}
 	if len(t.Fidelity) > 0 {
 		out = append(out, Banner{Title: "Reduced fidelity: the " + t.Backend + " backend cannot see everything.", Items: t.Fidelity})
@@ -163,9 +164,9 @@ func subtitle(t report.TraceInfo) string {
 		parts = append(parts, "with "+t.Backend)
 	}
 	if t.Target.Summary {
-		parts = append(parts, report.Micros(t.DurationS*1e6), "summary of "+report.Count(t.SummarizedIOs)+" I/Os")
+		parts = append(parts, units.Micros(t.DurationS*1e6), "summary of "+units.Count(t.SummarizedIOs)+" I/Os")
 	} else {
-		parts = append(parts, report.Micros(t.DurationS*1e6), report.Count(t.Events)+" events")
+		parts = append(parts, units.Micros(t.DurationS*1e6), units.Count(t.Events)+" events")
 	}
 	return strings.Join(parts, " · ")
 }

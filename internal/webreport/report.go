@@ -7,6 +7,7 @@ import (
 	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // maxOffsetMaps is how many devices get an offset map (the busiest).
@@ -48,15 +49,15 @@ type predictionView struct {
 type predictionPhaseView struct{ From, To, Recorded, Predicted, Pattern string }
 
 func predictionOf(r *predict.Result) *predictionView {
-	v := &predictionView{Drive: r.Drive, Predicted: report.Micros(r.PredictedS * 1e6), Recorded: report.Micros(r.RecordedS * 1e6),
-		IOBound: report.Percent(r.IOBoundShare), Headline: report.Micros(r.HeadlineS * 1e6), Notes: r.Notes}
+	v := &predictionView{Drive: r.Drive, Predicted: units.Micros(r.PredictedS * 1e6), Recorded: units.Micros(r.RecordedS * 1e6),
+		IOBound: units.Percent(r.IOBoundShare), Headline: units.Micros(r.HeadlineS * 1e6), Notes: r.Notes}
 	if r.Tracks != "" {
-		v.Tracks = fmt.Sprintf("%s (%s of the time spent waiting for this drive)", r.Tracks, report.Percent(r.TracksShare))
+		v.Tracks = fmt.Sprintf("%s (%s of the time spent waiting for this drive)", r.Tracks, units.Percent(r.TracksShare))
 	}
 	if len(r.Phases) > 1 {
 		for _, p := range r.Phases {
-			v.Phases = append(v.Phases, predictionPhaseView{From: report.Num(p.FromS, 2), To: report.Num(p.ToS, 2),
-				Recorded: report.Micros(p.RecordedS * 1e6), Predicted: report.Micros(p.PredictedS * 1e6), Pattern: p.Pattern})
+			v.Phases = append(v.Phases, predictionPhaseView{From: units.Num(p.FromS, 2), To: units.Num(p.ToS, 2),
+				Recorded: units.Micros(p.RecordedS * 1e6), Predicted: units.Micros(p.PredictedS * 1e6), Pattern: p.Pattern})
 		}
 	}
 	return v
@@ -107,9 +108,9 @@ func Report(a *report.Analysis, o Options) *Page {
 		sh := a.Class.Shape
 		v.Headline = &headlineView{
 			Fits: a.Class.Verdict.Fits, Verdict: a.Class.Verdict.Text,
-			Match: a.Class.Matches[0].Name, Access: sh.Access, Block: report.Bytes(sh.BlockSizeBytes),
-			QueueDepth: report.Num(sh.QueueDepth, 1), DriveQueueDepth: report.Num(sh.DeviceQueueDepth, 1),
-			Reads: report.Percent(sh.ReadFraction), Idle: report.Percent(sh.IdleFraction), Layer: sh.Layer,
+			Match: a.Class.Matches[0].Name, Access: sh.Access, Block: units.Bytes(sh.BlockSizeBytes),
+			QueueDepth: units.Num(sh.QueueDepth, 1), DriveQueueDepth: units.Num(sh.DeviceQueueDepth, 1),
+			Reads: units.Percent(sh.ReadFraction), Idle: units.Percent(sh.IdleFraction), Layer: sh.Layer,
 		}
 		if lacks("queue_depth") {
 			v.Headline.QueueDepth, v.Headline.DriveQueueDepth, v.Headline.Idle = "n/a", "n/a", "n/a"
@@ -127,10 +128,10 @@ func Report(a *report.Analysis, o Options) *Page {
 	for _, lp := range layers(s.Profile) {
 		l := lp.l
 		v.Cards = append(v.Cards,
-			cardView{lp.name + " I/Os", report.Count(l.IOs)},
-			cardView{lp.name + " bytes", orNA(l, "size_bytes", report.Bytes(l.ReadBytes+l.WriteBytes))},
-			cardView{lp.name + " QD p50 / max", orNA(l, "queue_depth", report.Num(l.QueueDepth.P50, 1)+" / "+report.Count(int64(l.QueueDepth.Max)))},
-			cardView{lp.name + " latency p50 / p99", orNA(l, "latency_us", report.Micros(l.LatencyUs.P50)+" / "+report.Micros(l.LatencyUs.P99))})
+			cardView{lp.name + " I/Os", units.Count(l.IOs)},
+			cardView{lp.name + " bytes", orNA(l, "size_bytes", units.Bytes(l.ReadBytes+l.WriteBytes))},
+			cardView{lp.name + " QD p50 / max", orNA(l, "queue_depth", units.Num(l.QueueDepth.P50, 1)+" / "+units.Count(int64(l.QueueDepth.Max)))},
+			cardView{lp.name + " latency p50 / p99", orNA(l, "latency_us", units.Micros(l.LatencyUs.P50)+" / "+units.Micros(l.LatencyUs.P99))})
 		if l.LacksField("size_bytes") {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/units"
 
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
@@ -82,25 +83,25 @@ func newClassView(a *report.Analysis, ranking chartView, top int) *classView {
 		v.Matches = append(v.Matches, mv)
 	}
 	for _, m := range c.Mixture {
-		v.Mixture = append(v.Mixture, mixtureView{m.Name, m.Family, report.Percent(m.BytesShare), report.Percent(m.TimeShare)})
+		v.Mixture = append(v.Mixture, mixtureView{m.Name, m.Family, units.Percent(m.BytesShare), units.Percent(m.TimeShare)})
 	}
 	for i, p := range c.Phases {
-		v.Phases = append(v.Phases, phaseView{N: i + 1, From: report.Num(p.StartS, 2), To: report.Num(p.EndS, 2), Shape: shapeText(p.Shape), Best: p.Best.Name, Score: p.Best.Score})
+		v.Phases = append(v.Phases, phaseView{N: i + 1, From: units.Num(p.StartS, 2), To: units.Num(p.EndS, 2), Shape: shapeText(p.Shape), Best: p.Best.Name, Score: p.Best.Score})
 	}
 	for _, a := range c.Actors {
-		v.Actors = append(v.Actors, actorView{Name: a.Name, From: report.Num(a.StartS, 2), To: report.Num(a.EndS, 2),
-			Bytes: report.Percent(a.BytesShare), Shape: shapeText(a.Shape), Best: a.Best.Name, Score: a.Best.Score})
+		v.Actors = append(v.Actors, actorView{Name: a.Name, From: units.Num(a.StartS, 2), To: units.Num(a.EndS, 2),
+			Bytes: units.Percent(a.BytesShare), Shape: shapeText(a.Shape), Best: a.Best.Name, Score: a.Best.Score})
 	}
 	if d := c.Drive; d != nil {
 		dv := &driveView{Title: "What this means for your drive",
-			MBs: report.Num(d.ThroughputMBs, 0), Duration: report.Micros(d.DurationS * 1e6), Device: report.Micros(d.DeviceS * 1e6),
-			Think: report.Micros(d.ThinkS * 1e6), Recorded: report.Micros(d.TraceDurationS * 1e6)}
+			MBs: units.Num(d.ThroughputMBs, 0), Duration: units.Micros(d.DurationS * 1e6), Device: units.Micros(d.DeviceS * 1e6),
+			Think: units.Micros(d.ThinkS * 1e6), Recorded: units.Micros(d.TraceDurationS * 1e6)}
 		if d.Drive != "" {
 			dv.Title += " (" + d.Drive + ")"
 		}
 		for _, r := range d.Components {
-			dv.Rows = append(dv.Rows, driveRowView{Pattern: r.Pattern, Bytes: report.Bytes(r.Bytes), Result: r.ResultName,
-				MBs: report.Num(r.ResultMBs, 0), Time: report.Micros(r.TimeS * 1e6), Match: r.ResultMatch})
+			dv.Rows = append(dv.Rows, driveRowView{Pattern: r.Pattern, Bytes: units.Bytes(r.Bytes), Result: r.ResultName,
+				MBs: units.Num(r.ResultMBs, 0), Time: units.Micros(r.TimeS * 1e6), Match: r.ResultMatch})
 		}
 		v.Drive = dv
 	}
@@ -133,8 +134,8 @@ func processViews(procs []profile.Process) []processView {
 
 func processRow(pid, comm string, p profile.Process) processView {
 	return processView{Pid: pid, Comm: comm, Kernel: p.Kernel,
-		SyscallIOs: report.Count(p.SyscallIOs), SyscallRead: report.Bytes(p.SyscallReadBytes), SyscallWritten: report.Bytes(p.SyscallWriteBytes),
-		BlockIOs: report.Count(p.BlockIOs), BlockRead: report.Bytes(p.BlockReadBytes), BlockWritten: report.Bytes(p.BlockWriteBytes)}
+		SyscallIOs: units.Count(p.SyscallIOs), SyscallRead: units.Bytes(p.SyscallReadBytes), SyscallWritten: units.Bytes(p.SyscallWriteBytes),
+		BlockIOs: units.Count(p.BlockIOs), BlockRead: units.Bytes(p.BlockReadBytes), BlockWritten: units.Bytes(p.BlockWriteBytes)}
 }
 
 type deviceView struct {
@@ -151,9 +152,9 @@ func deviceViews(devs []profile.DeviceProfile) []deviceView {
 			if x.l == nil || x.l.IOs == 0 {
 				continue
 			}
-			out = append(out, deviceView{Device: d.Device, Mount: d.Mount, Layer: x.name, IOs: report.Count(x.l.IOs),
-				Bytes: report.Bytes(x.l.ReadBytes + x.l.WriteBytes), QD: report.Num(x.l.QueueDepth.P50, 1),
-				P50: report.Micros(x.l.LatencyUs.P50), P99: report.Micros(x.l.LatencyUs.P99), Sequential: report.Percent(x.l.SequentialFraction)})
+			out = append(out, deviceView{Device: d.Device, Mount: d.Mount, Layer: x.name, IOs: units.Count(x.l.IOs),
+				Bytes: units.Bytes(x.l.ReadBytes + x.l.WriteBytes), QD: units.Num(x.l.QueueDepth.P50, 1),
+				P50: units.Micros(x.l.LatencyUs.P50), P99: units.Micros(x.l.LatencyUs.P99), Sequential: units.Percent(x.l.SequentialFraction)})
 		}
 	}
 	return out
@@ -161,6 +162,6 @@ func deviceViews(devs []profile.DeviceProfile) []deviceView {
 
 // shapeText is a shape in a few words.
 func shapeText(s classify.Shape) string {
-	return fmt.Sprintf("%s, %s, QD %s, %s reads", s.Access, report.Bytes(s.BlockSizeBytes),
-		report.Num(s.QueueDepth, 1), report.Percent(s.ReadFraction))
+	return fmt.Sprintf("%s, %s, QD %s, %s reads", s.Access, units.Bytes(s.BlockSizeBytes),
+		units.Num(s.QueueDepth, 1), units.Percent(s.ReadFraction))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/tracefile"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // WriteClassification prints a classification for a terminal.
@@ -23,8 +24,8 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 	ew.printf("Trace %s\n", name)
 	ew.printf("  %s\n", r.Verdict.Text)
 	ew.printf("  shape  %s, %s (by bytes), queue depth %s requested / %s at the device, %s reads, %s idle  [%s layer, %s I/Os, %s]\n\n",
-		s.Access, Bytes(s.BlockSizeBytes), Num(s.QueueDepth, 1), Num(s.DeviceQueueDepth, 1), Percent(s.ReadFraction),
-		Percent(s.IdleFraction), s.Layer, Count(s.IOs), Bytes(s.Bytes))
+		s.Access, units.Bytes(s.BlockSizeBytes), units.Num(s.QueueDepth, 1), units.Num(s.DeviceQueueDepth, 1), units.Percent(s.ReadFraction),
+		units.Percent(s.IdleFraction), s.Layer, units.Count(s.IOs), units.Bytes(s.Bytes))
 
 	ew.printf("Best matches\n")
 	for i, m := range r.Matches {
@@ -49,7 +50,7 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "  pattern\tbytes\ttime\n")
 		for _, m := range r.Mixture {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", m.Name, Percent(m.BytesShare), Percent(m.TimeShare))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", m.Name, units.Percent(m.BytesShare), units.Percent(m.TimeShare))
 		}
 		tw.Flush()
 		ew.printf("\n")
@@ -58,8 +59,8 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 		ew.printf("Phases\n")
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 		for _, p := range r.Phases {
-			fmt.Fprintf(tw, "  %s–%s s\t%s, %s, QD %s, %s reads\t→ %s (%.2f)\n", Num(p.StartS, 2), Num(p.EndS, 2), p.Shape.Access,
-				Bytes(p.Shape.BlockSizeBytes), Num(p.Shape.QueueDepth, 1), Percent(p.Shape.ReadFraction), p.Best.Name, p.Best.Score)
+			fmt.Fprintf(tw, "  %s–%s s\t%s, %s, QD %s, %s reads\t→ %s (%.2f)\n", units.Num(p.StartS, 2), units.Num(p.EndS, 2), p.Shape.Access,
+				units.Bytes(p.Shape.BlockSizeBytes), units.Num(p.Shape.QueueDepth, 1), units.Percent(p.Shape.ReadFraction), p.Best.Name, p.Best.Score)
 		}
 		tw.Flush()
 		ew.printf("\n")
@@ -68,8 +69,8 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 		ew.printf("Actors\n")
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 		for _, a := range r.Actors {
-			fmt.Fprintf(tw, "  %s\t%s–%s s\t%s of the bytes\t%s, %s, QD %s, %s reads\t→ %s (%.2f)\n", a.Name, Num(a.StartS, 2), Num(a.EndS, 2),
-				Percent(a.BytesShare), a.Shape.Access, Bytes(a.Shape.BlockSizeBytes), Num(a.Shape.QueueDepth, 1), Percent(a.Shape.ReadFraction), a.Best.Name, a.Best.Score)
+			fmt.Fprintf(tw, "  %s\t%s–%s s\t%s of the bytes\t%s, %s, QD %s, %s reads\t→ %s (%.2f)\n", a.Name, units.Num(a.StartS, 2), units.Num(a.EndS, 2),
+				units.Percent(a.BytesShare), a.Shape.Access, units.Bytes(a.Shape.BlockSizeBytes), units.Num(a.Shape.QueueDepth, 1), units.Percent(a.Shape.ReadFraction), a.Best.Name, a.Best.Score)
 		}
 		tw.Flush()
 		ew.printf("\n")
@@ -81,10 +82,10 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 		}
 		ew.printf("%s\n", title)
 		for _, c := range d.Components {
-			ew.printf("  %s at %s MB/s (%s, match %.2f): %s\n", Bytes(c.Bytes), Num(c.ResultMBs, 0), c.ResultName, c.ResultMatch, Micros(c.TimeS*1e6))
+			ew.printf("  %s at %s MB/s (%s, match %.2f): %s\n", units.Bytes(c.Bytes), units.Num(c.ResultMBs, 0), c.ResultName, c.ResultMatch, units.Micros(c.TimeS*1e6))
 		}
 		ew.printf("  estimate: %s MB/s, %s (%s at the drive + %s of gaps); recorded: %s\n",
-			Num(d.ThroughputMBs, 0), Micros(d.DurationS*1e6), Micros(d.DeviceS*1e6), Micros(d.ThinkS*1e6), Micros(d.TraceDurationS*1e6))
+			units.Num(d.ThroughputMBs, 0), units.Micros(d.DurationS*1e6), units.Micros(d.DeviceS*1e6), units.Micros(d.ThinkS*1e6), units.Micros(d.TraceDurationS*1e6))
 		ew.printf("  %s\n", d.Headline.Note)
 	}
 	return ew.err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // WriteText prints a profile for a terminal.
@@ -59,9 +60,9 @@ func writeHeader(w *errWriter, s *Show) {
 		w.printf("  recorded  %s, %s\n", t.Start.Local().Format(time.DateTime), backendText(t))
 	}
 	w.printf("  target    %s\n", TargetText(t))
-	status := fmt.Sprintf("%s, %s events", Micros(t.DurationS*1e6), Count(t.Events))
+	status := fmt.Sprintf("%s, %s events", units.Micros(t.DurationS*1e6), units.Count(t.Events))
 	if t.Target.Summary {
-		status = fmt.Sprintf("%s, a summary: %s I/Os counted in the kernel, in %s rows of a second", Micros(t.DurationS*1e6), Count(t.SummarizedIOs), Count(t.SummaryRows))
+		status = fmt.Sprintf("%s, a summary: %s I/Os counted in the kernel, in %s rows of a second", units.Micros(t.DurationS*1e6), units.Count(t.SummarizedIOs), units.Count(t.SummaryRows))
 	}
 	if t.EndReason != "" {
 		status += ", ended: " + t.EndReason
@@ -70,17 +71,17 @@ func writeHeader(w *errWriter, s *Show) {
 	switch {
 	case t.LostEvents > 0 || t.ParseErrors > 0:
 		w.printf("  LOST DATA %s events lost (tracer buffers %s, full maps %s, probes skipped by the kernel %s), %s unreadable tracer lines\n",
-			Count(t.LostEvents), Count(t.TracerLostEvents), Count(t.MapOverflows), Count(t.ProbeMisses), Count(t.ParseErrors))
+			units.Count(t.LostEvents), units.Count(t.TracerLostEvents), units.Count(t.MapOverflows), units.Count(t.ProbeMisses), units.Count(t.ParseErrors))
 	case !t.Complete:
 		w.printf("  INCOMPLETE the recording was cut short; what follows is what it wrote\n")
 	default:
 		w.printf("  no events lost\n")
 	}
 	if t.UnfinishedRequests > 0 {
-		w.printf("  MAYBE LOST up to %s more block requests or asynchronous calls: issued, but their completion was not seen or could not be confirmed\n", Count(t.UnfinishedRequests))
+		w.printf("  MAYBE LOST up to %s more block requests or asynchronous calls: issued, but their completion was not seen or could not be confirmed\n", units.Count(t.UnfinishedRequests))
 	}
 	if t.UnmatchedCompletions > 0 {
-		w.printf("  unmatched %s completions without an issue (requests already in flight when recording began, or untrackable)\n", Count(t.UnmatchedCompletions))
+		w.printf("  unmatched %s completions without an issue (requests already in flight when recording began, or untrackable)\n", units.Count(t.UnmatchedCompletions))
 	}
 	for _, x := range t.Warnings {
 		w.printf("  warning:  %s\n", x)
@@ -168,66 +169,66 @@ func writeLayers(w *errWriter, block, sys *profile.Layer) {
 	// of sets the JSON field a row shows, so that a metric the capture
 	// cannot show reads "n/a", not zero.
 	of := func(f string) { field = f }
-	row("I/Os", func(l *profile.Layer) string { return Count(l.IOs) })
+	row("I/Os", func(l *profile.Layer) string { return units.Count(l.IOs) })
 	of("reads")
 	row("reads / writes", func(l *profile.Layer) string {
-		return fmt.Sprintf("%s / %s", Count(l.Reads), Count(l.Writes))
+		return fmt.Sprintf("%s / %s", units.Count(l.Reads), units.Count(l.Writes))
 	})
 	of("read_fraction")
 	row("read share (count, bytes)", func(l *profile.Layer) string {
-		return fmt.Sprintf("%s, %s", Percent(l.ReadFraction), Percent(l.ReadFractionByBytes))
+		return fmt.Sprintf("%s, %s", units.Percent(l.ReadFraction), units.Percent(l.ReadFractionByBytes))
 	})
 	of("read_bytes")
 	row("bytes read / written", func(l *profile.Layer) string {
-		return fmt.Sprintf("%s / %s", Bytes(l.ReadBytes), Bytes(l.WriteBytes))
+		return fmt.Sprintf("%s / %s", units.Bytes(l.ReadBytes), units.Bytes(l.WriteBytes))
 	})
 	of("")
-	row("flushes", func(l *profile.Layer) string { return Count(l.Flushes) })
+	row("flushes", func(l *profile.Layer) string { return units.Count(l.Flushes) })
 	if sys != nil && sys.Clones > 0 {
 		// A clone within one APFS volume (Finder, cp -c) copies no data:
 		// the trace is nearly empty because the copy was.
-		row("clones (no data copied)", func(l *profile.Layer) string { return Count(l.Clones) })
+		row("clones (no data copied)", func(l *profile.Layer) string { return units.Count(l.Clones) })
 	}
 	of("iops")
 	row("IOPS, throughput", func(l *profile.Layer) string {
-		return fmt.Sprintf("%s, %s MB/s over %s", Num(l.IOPS, 0), Num(l.ThroughputMBs, 1), Micros(l.SpanS*1e6))
+		return fmt.Sprintf("%s, %s MB/s over %s", units.Num(l.IOPS, 0), units.Num(l.ThroughputMBs, 1), units.Micros(l.SpanS*1e6))
 	})
 	of("size_bytes")
-	row("size p50 (by count)", func(l *profile.Layer) string { return Bytes(l.SizeBytes.P50) })
-	row("size p50 (by bytes)", func(l *profile.Layer) string { return Bytes(l.SizeBytes.P50ByBytes) })
+	row("size p50 (by count)", func(l *profile.Layer) string { return units.Bytes(l.SizeBytes.P50) })
+	row("size p50 (by bytes)", func(l *profile.Layer) string { return units.Bytes(l.SizeBytes.P50ByBytes) })
 	row("size min / max", func(l *profile.Layer) string {
-		return fmt.Sprintf("%s / %s", Bytes(l.SizeBytes.Min), Bytes(l.SizeBytes.Max))
+		return fmt.Sprintf("%s / %s", units.Bytes(l.SizeBytes.Min), units.Bytes(l.SizeBytes.Max))
 	})
 	of("queue_depth")
 	row("queue depth p50 / p90 / max", func(l *profile.Layer) string {
-		return fmt.Sprintf("%s / %s / %d", Num(l.QueueDepth.P50, 0), Num(l.QueueDepth.P90, 0), l.QueueDepth.Max)
+		return fmt.Sprintf("%s / %s / %d", units.Num(l.QueueDepth.P50, 0), units.Num(l.QueueDepth.P90, 0), l.QueueDepth.Max)
 	})
 	row("  time-weighted (busy)", func(l *profile.Layer) string {
-		return fmt.Sprintf("%s (Little's law %s)", Num(l.QueueDepth.MeanTimeWeighted, 2), Num(l.QueueDepth.LittlesLaw, 2))
+		return fmt.Sprintf("%s (Little's law %s)", units.Num(l.QueueDepth.MeanTimeWeighted, 2), units.Num(l.QueueDepth.LittlesLaw, 2))
 	})
 	if block != nil && block.DeviceQueueDepth != nil && !block.LacksField("device_queue_depth") {
-		fmt.Fprintf(tw, "  in the device p50 / max\t\t%s / %d\n", Num(block.DeviceQueueDepth.P50, 0), block.DeviceQueueDepth.Max)
+		fmt.Fprintf(tw, "  in the device p50 / max\t\t%s / %d\n", units.Num(block.DeviceQueueDepth.P50, 0), block.DeviceQueueDepth.Max)
 	}
 	of("latency_us")
 	row("latency p50 / p99 / max", func(l *profile.Layer) string {
-		return fmt.Sprintf("%s / %s / %s", Micros(l.LatencyUs.P50), Micros(l.LatencyUs.P99), Micros(l.LatencyUs.Max))
+		return fmt.Sprintf("%s / %s / %s", units.Micros(l.LatencyUs.P50), units.Micros(l.LatencyUs.P99), units.Micros(l.LatencyUs.Max))
 	})
 	of("idle_gap_us")
 	row("idle gaps p50 (count)", func(l *profile.Layer) string {
 		if l.IdleGapUs.Count == 0 {
 			return "none"
 		}
-		return fmt.Sprintf("%s (%s, %s idle)", Micros(l.IdleGapUs.P50), Count(l.IdleGapUs.Count), Micros(l.IdleS*1e6))
+		return fmt.Sprintf("%s (%s, %s idle)", units.Micros(l.IdleGapUs.P50), units.Count(l.IdleGapUs.Count), units.Micros(l.IdleS*1e6))
 	})
 	of("sequential_fraction")
-	row("sequential", func(l *profile.Layer) string { return Percent(l.SequentialFraction) })
+	row("sequential", func(l *profile.Layer) string { return units.Percent(l.SequentialFraction) })
 	of("service_fit")
 	row("service time fit", func(l *profile.Layer) string {
 		f := l.ServiceFit
 		if f == nil || f.Note != "" && f.RateMBs == 0 {
 			return "–"
 		}
-		return fmt.Sprintf("%s + size at %s MB/s", Micros(f.OverheadUs), Num(f.RateMBs, 0))
+		return fmt.Sprintf("%s + size at %s MB/s", units.Micros(f.OverheadUs), units.Num(f.RateMBs, 0))
 	})
 	tw.Flush()
 	w.printf("\n")
@@ -252,13 +253,13 @@ func writeSizes(w *errWriter, title string, s profile.SizeStats) {
 	for _, b := range s.Histogram {
 		label := "0"
 		if b.From > 0 {
-			label = fmt.Sprintf("%s–%s", Bytes(b.From), Bytes(2*b.From))
+			label = fmt.Sprintf("%s–%s", units.Bytes(b.From), units.Bytes(2*b.From))
 		}
 		bar := 0
 		if maxBytes > 0 {
 			bar = int(30 * b.Bytes / maxBytes)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t %s\n", label, Count(b.Count), Percent(float64(b.Count)/float64(total)), Bytes(b.Bytes), strings.Repeat("█", bar))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t %s\n", label, units.Count(b.Count), units.Percent(float64(b.Count)/float64(total)), units.Bytes(b.Bytes), strings.Repeat("█", bar))
 	}
 	tw.Flush()
 	w.printf("\n")
@@ -268,14 +269,14 @@ func writeCache(w *errWriter, p *profile.Profile) {
 	pc := p.PageCache
 	if p.Syscall != nil && p.Block != nil {
 		w.printf("Page cache: asked to read %s, the drive read %s; asked to write %s, the drive wrote %s\n",
-			Bytes(pc.SyscallReadBytes), Bytes(pc.BlockReadBytes), Bytes(pc.SyscallWriteBytes), Bytes(pc.BlockWriteBytes))
+			units.Bytes(pc.SyscallReadBytes), units.Bytes(pc.BlockReadBytes), units.Bytes(pc.SyscallWriteBytes), units.Bytes(pc.BlockWriteBytes))
 	}
 	if p.Writeback.IOs > 0 {
 		inc := "included above"
 		if !p.Writeback.Included {
 			inc = "excluded above (--writeback exclude)"
 		}
-		w.printf("Writeback: kernel threads issued %s I/Os, %s, on behalf of processes: %s\n", Count(p.Writeback.IOs), Bytes(p.Writeback.Bytes), inc)
+		w.printf("Writeback: kernel threads issued %s I/Os, %s, on behalf of processes: %s\n", units.Count(p.Writeback.IOs), units.Bytes(p.Writeback.Bytes), inc)
 	}
 	w.printf("\n")
 }
@@ -290,11 +291,11 @@ func writeDevices(w *errWriter, devs []profile.DeviceProfile) {
 	for _, d := range devs {
 		sys, blk, bb, bs, qd := "–", "–", "–", "–", "–"
 		if d.Syscall != nil {
-			sys = Count(d.Syscall.IOs)
+			sys = units.Count(d.Syscall.IOs)
 		}
 		if d.Block != nil {
-			blk, bb = Count(d.Block.IOs), Bytes(d.Block.ReadBytes+d.Block.WriteBytes)
-			bs, qd = Bytes(d.Block.SizeBytes.P50), Num(d.Block.QueueDepth.P50, 0)
+			blk, bb = units.Count(d.Block.IOs), units.Bytes(d.Block.ReadBytes+d.Block.WriteBytes)
+			bs, qd = units.Bytes(d.Block.SizeBytes.P50), units.Num(d.Block.QueueDepth.P50, 0)
 			if d.Block.LacksField("size_bytes") {
 				bb, bs = "n/a", "n/a"
 			}
@@ -325,8 +326,8 @@ func writeProcesses(w *errWriter, procs []profile.Process) {
 		if p.Kernel {
 			name += " (kernel)"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Pid, name, Count(p.SyscallIOs), Bytes(p.SyscallReadBytes), Bytes(p.SyscallWriteBytes),
-			Count(p.BlockIOs), Bytes(p.BlockReadBytes), Bytes(p.BlockWriteBytes))
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Pid, name, units.Count(p.SyscallIOs), units.Bytes(p.SyscallReadBytes), units.Bytes(p.SyscallWriteBytes),
+			units.Count(p.BlockIOs), units.Bytes(p.BlockReadBytes), units.Bytes(p.BlockWriteBytes))
 	}
 	tw.Flush()
 }
