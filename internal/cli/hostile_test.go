@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
@@ -41,8 +42,10 @@ const (
 
 func within(t *testing.T, what string, mib float64, took time.Duration) {
 	t.Helper()
-	if mib > memLimitMiB || took > timeLimit {
-		t.Errorf("%s: %.0f MiB, %v; the limit is %d MiB and %v", what, mib, took, memLimitMiB, timeLimit)
+	scale := testutil.RaceScale()
+	memLimit, tLimit := memLimitMiB*scale, time.Duration(float64(timeLimit)*scale)
+	if mib > memLimit || took > tLimit {
+		t.Errorf("%s: %.0f MiB, %v; the limit is %.0f MiB and %v", what, mib, took, memLimit, tLimit)
 	}
 }
 

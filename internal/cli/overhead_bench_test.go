@@ -376,5 +376,3 @@ func median(v []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
-
-func fmtIOPS(v float64) string { return fmt.Sprintf("%.0f", v) }

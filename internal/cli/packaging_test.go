@@ -1,3 +1,5 @@
+//go:build packaging
+
 package cli
 
 import (

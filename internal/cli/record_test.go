@@ -489,14 +489,14 @@ func TestRecordLaunchStopsWhenQuiet(t *testing.T) {
 	file := filepath.Join(dir, "app")
 	prepFile(t, file, 16)
 	// The "app" reads its files, then idles for a minute.
-	script := fmt.Sprintf("cat %s > /dev/null; exec sleep 60", file)
+	app, argv := newPidWorkload(t, "/bin/sh", "-c", fmt.Sprintf("cat %s > /dev/null; exec sleep 60", file))
 	start := time.Now()
-	id, _ := record(t, store, "--launch", "--cold", "--quiet", "1s", "--", "/bin/sh", "-c", script)
+	id, _ := record(t, store, append([]string{"--launch", "--cold", "--quiet", "1s", "--"}, argv...)...)
 	took := time.Since(start)
 	if took > 40*time.Second {
 		t.Errorf("launch recording took %v: it did not stop when quiet", took)
 	}
-	exec.Command("pkill", "-f", "--", "exec sleep 60").Run()
+	app.kill() // an app launch outlives its recording by design
 	s := showJSON(t, store, id)
 	if s.Trace.EndReason != "quiet" {
 		t.Errorf("end reason %q; want quiet", s.Trace.EndReason)
@@ -649,13 +649,14 @@ func TestRecordSurvivesSIGKILL(t *testing.T) {
 	dir, store := workdir(t), t.TempDir()
 	file := filepath.Join(dir, "data")
 	prepFile(t, file, 64)
-	rec, _, _ := startRecording(t, store, "--", "fio", "--name=job", "--filename="+file, "--size=64M", "--rw=randread",
+	fio, argv := newPidWorkload(t, "fio", "--name=job", "--filename="+file, "--size=64M", "--rw=randread",
 		"--bs=4k", "--direct=1", "--runtime=60", "--time_based", "--output=/dev/null")
+	rec, _, _ := startRecording(t, store, append([]string{"--"}, argv...)...)
 	time.Sleep(3 * time.Second)
 	rec.Process.Kill()
 	rec.Wait()
 	time.Sleep(time.Second)
-	exec.Command("pkill", "-f", "--", "--filename="+file).Run()
+	fio.kill()
 	partials, _ := filepath.Glob(filepath.Join(store, "traces", "*.partial"))
 	if len(partials) != 1 {
 		t.Fatalf("want one .partial trace, found %v", partials)

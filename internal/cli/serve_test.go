@@ -328,12 +328,12 @@ func TestServeStopEndsCommandAndReleasesTracer(t *testing.T) {
 	store := t.TempDir()
 	d := startDaemon(t, store, "--run-as", "nobody")
 	defer d.cmd.Process.Signal(syscall.SIGTERM)
-	arg, pattern := uniqueSleep(t)
-	code, st := d.post(t, "/api/recordings", map[string]any{"mode": "command", "command": []string{"sleep", arg}})
+	sleep, argv := uniqueSleep(t)
+	code, st := d.post(t, "/api/recordings", map[string]any{"mode": "command", "command": argv})
 	if code != http.StatusCreated {
 		t.Fatalf("start: %d %+v", code, st)
 	}
-	if !started(pattern, 30*time.Second) {
+	if !sleep.started(30 * time.Second) {
 		t.Fatal("the command did not start")
 	}
 	if code, _ := d.post(t, "/api/recordings/"+st.ID+"/stop", map[string]any{}); code != http.StatusAccepted {
@@ -343,7 +343,7 @@ func TestServeStopEndsCommandAndReleasesTracer(t *testing.T) {
 	if done.Running || done.EndReason != "interrupted" {
 		t.Errorf("done: %+v", done)
 	}
-	if !gone(pattern, 6*time.Second) {
+	if !sleep.gone(6 * time.Second) {
 		t.Error("the command outlived the daemon's stop")
 	}
 	if testBackend == "native" {
@@ -361,16 +361,16 @@ func TestServeStopEndsCommandAndReleasesTracer(t *testing.T) {
 func TestServeShutdownEndsCommand(t *testing.T) {
 	requireTracing(t)
 	d := startDaemon(t, t.TempDir(), "--run-as", "nobody")
-	arg, pattern := uniqueSleep(t)
-	if code, st := d.post(t, "/api/recordings", map[string]any{"mode": "command", "command": []string{"sleep", arg}}); code != http.StatusCreated {
+	sleep, argv := uniqueSleep(t)
+	if code, st := d.post(t, "/api/recordings", map[string]any{"mode": "command", "command": argv}); code != http.StatusCreated {
 		t.Fatalf("start: %d %+v", code, st)
 	}
-	if !started(pattern, 30*time.Second) {
+	if !sleep.started(30 * time.Second) {
 		t.Fatal("the command did not start")
 	}
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	d.cmd.Wait()
-	if !gone(pattern, 6*time.Second) {
+	if !sleep.gone(6 * time.Second) {
 		t.Error("the command outlived the daemon")
 	}
 }

@@ -238,12 +238,13 @@ func TestRecordSummaryCommands(t *testing.T) {
 // A summary recording killed mid-way keeps every second it wrote.
 func TestRecordSummarySurvivesSIGKILL(t *testing.T) {
 	_, store, file := summaryTest(t, 64)
-	rec, _, _ := startRecording(t, store, "--summary", "--", "fio", "--name=job", "--filename="+file, "--size=64M", "--rw=randread",
+	fio, argv := newPidWorkload(t, "fio", "--name=job", "--filename="+file, "--size=64M", "--rw=randread",
 		"--bs=4k", "--direct=1", "--runtime=60", "--time_based", "--output=/dev/null")
+	rec, _, _ := startRecording(t, store, append([]string{"--summary", "--"}, argv...)...)
 	time.Sleep(5 * time.Second)
 	rec.Process.Kill()
 	rec.Wait()
-	exec.Command("pkill", "-f", "--", "--filename="+file).Run()
+	fio.kill()
 	partials, _ := filepath.Glob(filepath.Join(store, "traces", "*.partial"))
 	if len(partials) != 1 {
 		t.Fatalf("want one .partial trace, found %v", partials)

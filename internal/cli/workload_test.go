@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,23 +16,57 @@ import (
 	"github.com/ioshape/ioshape/internal/testutil"
 )
 
-// A workload unique to one test: a sleep with an odd length, found by its
-// command line (ioshape runs it by its resolved path; ioshape's own command
-// line, "… -- sleep ARG", must not match).
-func uniqueSleep(t *testing.T) (arg, pattern string) {
-	arg = fmt.Sprintf("%d.%03d", 300+time.Now().Nanosecond()%300, os.Getpid()%1000)
-	pattern = "^(/usr)?/bin/sleep " + arg + "$"
-	t.Cleanup(func() { exec.Command("pkill", "-f", pattern).Run() })
-	return arg, pattern
+// pidWorkload is a command line that writes its PID to a file, then execs
+// the workload (same PID, same process group): a test finds, watches and
+// stops exactly that process by its PID — never another by a name or a
+// pattern on the command line.
+type pidWorkload struct {
+	file string
 }
 
-func running(pattern string) bool { return exec.Command("pgrep", "-f", pattern).Run() == nil }
+// newPidWorkload returns the workload and the command line that runs it;
+// the workload is killed when the test ends, if still running.
+func newPidWorkload(t *testing.T, argv ...string) (*pidWorkload, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777) // a command run as another user (--run-as) writes it too
+	w := &pidWorkload{file: filepath.Join(dir, "pid")}
+	t.Cleanup(w.kill)
+	return w, append([]string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, w.file}, argv...)
+}
 
-// started waits up to d for a process to match.
-func started(pattern string, d time.Duration) bool {
+// uniqueSleep is a sleep that belongs to one test.
+func uniqueSleep(t *testing.T) (*pidWorkload, []string) {
+	return newPidWorkload(t, "sleep", "600")
+}
+
+func (w *pidWorkload) pid() int {
+	b, _ := os.ReadFile(w.file)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// running reports whether the workload has started and not exited.
+func (w *pidWorkload) running() bool {
+	pid := w.pid()
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) S …": a zombie has exited.
+	s := string(stat)
+	end := strings.LastIndexByte(s, ')')
+	return end > 0 && end+2 < len(s) && s[end+2] != 'Z'
+}
+
+// started waits up to d for the workload to run.
+func (w *pidWorkload) started(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if running(pattern) {
+		if w.running() {
 			return true
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -39,16 +74,23 @@ func started(pattern string, d time.Duration) bool {
 	return false
 }
 
-// gone waits up to d for no process to match.
-func gone(pattern string, d time.Duration) bool {
+// gone waits up to d for the workload to exit.
+func (w *pidWorkload) gone(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if !running(pattern) {
+		if !w.running() {
 			return true
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return false
+}
+
+// kill stops the workload, by its PID, if it still runs.
+func (w *pidWorkload) kill() {
+	if w.running() {
+		syscall.Kill(w.pid(), syscall.SIGKILL)
+	}
 }
 
 // Whatever stops a recording, the command it started goes with it (SIGTERM
@@ -69,10 +111,10 @@ func TestRecordOwnsItsCommand(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			arg, pattern := uniqueSleep(t)
+			sleep, argv := uniqueSleep(t)
 			store := t.TempDir()
-			rec, _, errb := startRecording(t, store, append(c.flags, "--", "sleep", arg)...)
-			if !started(pattern, 5*time.Second) {
+			rec, _, errb := startRecording(t, store, append(append(c.flags, "--"), argv...)...)
+			if !sleep.started(5 * time.Second) {
 				t.Fatal("the command did not start")
 			}
 			if c.stop != nil {
@@ -82,7 +124,7 @@ func TestRecordOwnsItsCommand(t *testing.T) {
 			rec.Wait()
 			if c.keep {
 				time.Sleep(time.Second)
-				if !running(pattern) {
+				if !sleep.running() {
 					t.Fatal("--keep-running: the command is gone")
 				}
 				if !strings.Contains(errb.String(), "left running (--keep-running)") {
@@ -91,7 +133,7 @@ func TestRecordOwnsItsCommand(t *testing.T) {
 				return
 			}
 			// Within the grace period (5 s, the helper's 3 s after a kill -9).
-			if !gone(pattern, 6*time.Second) {
+			if !sleep.gone(6 * time.Second) {
 				t.Fatalf("the command outlived the recording (%s)", c.name)
 			}
 			if c.name == "kill -9 of ioshape" {
@@ -108,8 +150,7 @@ func TestRecordOwnsItsCommand(t *testing.T) {
 // started belong to the recording.
 func TestRecordLeavesPidTargetsAlone(t *testing.T) {
 	requireTracing(t)
-	arg, pattern := uniqueSleep(t)
-	victim := exec.Command("/bin/sleep", arg)
+	victim := exec.Command("/bin/sleep", "600")
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +159,7 @@ func TestRecordLeavesPidTargetsAlone(t *testing.T) {
 	if _, r := record(t, store, "--pid", strconv.Itoa(victim.Process.Pid), "--duration", "1s"); r.code != 0 {
 		t.Fatalf("record: %s", r.stderr)
 	}
-	if !running(pattern) {
+	if victim.ProcessState != nil || victim.Process.Signal(syscall.Signal(0)) != nil {
 		t.Fatal("a --pid target was signalled")
 	}
 }
@@ -178,14 +219,13 @@ func TestRecordStoreFullStopsTheCommand(t *testing.T) {
 	file := dir + "/data"
 	prepFile(t, file, 64)
 	// Random 4 KiB reads, fast: the trace outgrows 256 KiB in seconds.
-	pattern := "fio --name=fill --filename=" + file
-	t.Cleanup(func() { exec.Command("pkill", "-f", pattern).Run() })
-	r := ioshape(t, nil, "--store", store, "record", "--backend", testBackend, "--", "fio", "--name=fill", "--filename="+file,
+	fio, argv := newPidWorkload(t, "fio", "--name=fill", "--filename="+file,
 		"--size=64M", "--rw=randread", "--bs=4k", "--direct=1", "--runtime=120", "--time_based", "--output=/dev/null")
+	r := ioshape(t, nil, append([]string{"--store", store, "record", "--backend", testBackend, "--"}, argv...)...)
 	if r.code == 0 || !strings.Contains(r.stderr, "no space left") {
 		t.Errorf("record into a full store: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if !gone(pattern, 6*time.Second) {
+	if !fio.gone(6 * time.Second) {
 		t.Error("the command outlived the failed recording")
 	}
 }

@@ -191,7 +191,7 @@ func (b *blkRequests) complete(a *blkAction, e *event.Event) bool {
 // moreCovered returns, one at a time, the further requests the last
 // completion's range covered.
 func (b *blkRequests) moreCovered(e *event.Event) bool {
-	for b.pendingCover.sector < b.coverEnd {
+	if b.pendingCover.sector < b.coverEnd {
 		k := b.pendingCover
 		is, ok := b.issued[k]
 		if !ok {

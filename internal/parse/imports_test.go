@@ -372,11 +372,11 @@ const (
 // blktraceRun writes a two-CPU run: CPU 0 queues and dispatches, CPU 1
 // completes; a back merge, a split, a process name, a sequence gap.
 func blktraceRun(t *testing.T, dir string, o binary.ByteOrder) string {
-	dev := uint32(8<<20 | 0)
+	dev := uint32(8 << 20) // 8:0
 	comm := append([]byte("fio"), make([]byte, 13)...)
 	split := binary.BigEndian.AppendUint64(nil, 3008)
 	cpu0 := []blkRec{
-		{seq: 1, time: 500, pid: 42, dev: dev, action: tcNotify | 0, pdu: comm},
+		{seq: 1, time: 500, pid: 42, dev: dev, action: tcNotify, pdu: comm},
 		{seq: 2, time: 1000, sector: 1000, bytes: 4096, action: taQueue | tcRead | tcQueue, pid: 42, dev: dev},
 		{seq: 3, time: 1500, sector: 1000, bytes: 4096, action: taGetrq | tcRead, pid: 42, dev: dev},
 		{seq: 4, time: 1600, sector: 1000, bytes: 4096, action: taInsert | tcRead, pid: 42, dev: dev},

@@ -36,7 +36,6 @@ func summarize(evs []event.Event) []event.Summary {
 	type noted struct {
 		depth, gap int64
 		seq, loc   bool
-		busy       int64
 	}
 	notes := make([]noted, len(evs))
 	queues := map[queueKey]*queue{}

@@ -87,16 +87,6 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.buf)
-	if n <= 0 {
-		d.err = errBadChunk
-		return 0
-	}
-	d.buf = d.buf[n:]
-	return v
-}
-
 // next decodes one event into e; false when the chunk is exhausted or bad.
 // Its varints are read in one loop whose one-byte case (most fields:
 // kinds, flags, devices, small deltas) costs a comparison: decoding is a

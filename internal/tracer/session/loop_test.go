@@ -71,7 +71,7 @@ func (m *memSink) WriteSummary(s *event.Summary) error {
 	return nil
 }
 
-func runFake(t *testing.T, cfg Config, f *fakeTracer) (Result, error, time.Duration) {
+func runFake(t *testing.T, cfg Config, f *fakeTracer) (Result, time.Duration, error) {
 	t.Helper()
 	plan := Plan{Name: "fake", Remedy: "none", Start: func(int) (Tracer, error) { return f, nil }}
 	start := time.Now()
@@ -79,7 +79,7 @@ func runFake(t *testing.T, cfg Config, f *fakeTracer) (Result, error, time.Durat
 	if !f.waited {
 		t.Error("the loop did not wait for the tracer")
 	}
-	return res, err, time.Since(start)
+	return res, time.Since(start), err
 }
 
 // A tracer whose output fails before anything stopped it (the native ring
@@ -91,7 +91,7 @@ func TestLoopTracerEndsByItself(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		f.end(nil)
 	}()
-	res, err, _ := runFake(t, Config{Target: Target{All: true}}, f)
+	res, _, err := runFake(t, Config{Target: Target{All: true}}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestLoopKillsAfterGrace(t *testing.T) {
 	f.ignoreStop = true
 	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
 	cfg := Config{Target: Target{All: true, Duration: 50 * time.Millisecond}, Grace: 200 * time.Millisecond}
-	res, err, took := runFake(t, cfg, f)
+	res, took, err := runFake(t, cfg, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestLoopDrainsExitReports(t *testing.T) {
 		{Kind: parse.KindLost, N: 3},
 		{Kind: parse.KindWarning, Text: "said at exit"},
 	}
-	res, err, _ := runFake(t, Config{Target: Target{All: true, Duration: 20 * time.Millisecond}}, f)
+	res, _, err := runFake(t, Config{Target: Target{All: true, Duration: 20 * time.Millisecond}}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestLoopDrainsExitReports(t *testing.T) {
 func TestLoopNotStarted(t *testing.T) {
 	f := newFake()
 	f.end(nil)
-	_, err, _ := runFake(t, Config{Target: Target{All: true}}, f)
+	_, _, err := runFake(t, Config{Target: Target{All: true}}, f)
 	var ns *NotStartedError
 	if !errors.As(err, &ns) || ns.Tracer != "fake" {
 		t.Fatalf("error %v: want a NotStartedError", err)
