@@ -28,8 +28,14 @@ type pidWorkload struct {
 // the workload is killed when the test ends, if still running.
 func newPidWorkload(t *testing.T, argv ...string) (*pidWorkload, []string) {
 	t.Helper()
-	dir := t.TempDir()
-	os.Chmod(dir, 0o777) // a command run as another user (--run-as) writes it too
+	// Outside the test's own temporary directory (0700): a command run as
+	// another user (--run-as) writes the file too.
+	dir, err := os.MkdirTemp("", "ioshape-pid-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o777)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	w := &pidWorkload{file: filepath.Join(dir, "pid")}
 	t.Cleanup(w.kill)
 	return w, append([]string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, w.file}, argv...)
