@@ -7,9 +7,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,13 +24,19 @@ import (
 func runBounded(t *testing.T, args ...string) (result, float64, time.Duration) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	c := ioshapeCmd(nil, args...)
+	rss := filepath.Join(t.TempDir(), "maxrss")
+	c := exec.Command(os.Args[0], args...)
+	c.Env = append(os.Environ(), "IOSHAPE_TEST_MAXRSS="+rss)
 	c.Stdout, c.Stderr = &out, &errb
 	start := time.Now()
 	c.Run()
 	took := time.Since(start)
-	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
-	return result{code: c.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}, float64(ru.Maxrss) / 1024, took
+	b, err := os.ReadFile(rss)
+	if err != nil {
+		t.Fatalf("%v: no peak memory measured: %s", args, errb.String())
+	}
+	kib, _ := strconv.ParseFloat(string(b), 64)
+	return result{code: c.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}, kib / 1024, took
 }
 
 // memLimitMiB is what a bounded command may take, whatever the trace

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +35,30 @@ func TestMain(m *testing.M) {
 	if os.Getenv("IOSHAPE_AS_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if file := os.Getenv("IOSHAPE_TEST_MAXRSS"); file != "" {
+		os.Exit(measureMain(file))
+	}
 	os.Exit(m.Run())
+}
+
+// measureMain runs ioshape with this process's arguments as its child and
+// writes the child's peak resident memory (KiB) to file. A child of the
+// test process itself would not do: Linux carries a process's peak across
+// exec from the memory it was forked from, and the tests that measure
+// hold hundreds of megabytes of crafted input; this process, freshly
+// executed, is small when it forks.
+func measureMain(file string) int {
+	c := exec.Command(os.Args[0], os.Args[1:]...)
+	c.Env = append(os.Environ(), "IOSHAPE_AS_MAIN=1", "IOSHAPE_TEST_MAXRSS=")
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := c.Run()
+	if c.ProcessState == nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 125
+	}
+	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+	os.WriteFile(file, []byte(strconv.FormatInt(int64(ru.Maxrss), 10)), 0o644)
+	return c.ProcessState.ExitCode()
 }
 
 type result struct {

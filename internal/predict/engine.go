@@ -144,7 +144,23 @@ func (f *front) took(start, end int64) {
 		f.watermark, f.any = end, true
 	}
 	f.advance(f.watermark - holdNs)
+	// Bounded by count as well (see maxHeld): what shares the earliest
+	// instant goes on, whatever the watermark says.
+	for f.reqIn.Len()+f.itemIn.Len() > maxHeld {
+		first := int64(math.MaxInt64)
+		if f.reqIn.Len() > 0 {
+			first = f.reqIn.MinKey()
+		}
+		if f.itemIn.Len() > 0 {
+			first = min(first, f.itemIn.MinKey())
+		}
+		f.advance(first + 1)
+	}
 }
+
+// maxHeld bounds the I/O the front holds by count: a capture whose events
+// share one timestamp never moves the watermark past them.
+const maxHeld = 1 << 16
 
 // advance releases what arrived before t to the engines, which match what
 // they can and move it on.

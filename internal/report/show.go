@@ -82,6 +82,7 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 	if m.Footer == nil {
 		ti.Events = p.Events
 	}
+	ti.Warnings = append(ti.Warnings, m.Notes...)
 	ti.Warnings = append(ti.Warnings, p.Warnings...)
 	return &Show{Trace: ti, Profile: p}
 }

@@ -17,8 +17,12 @@ type stringTable struct {
 	names []string
 }
 
-// of is name's number, given it on first sight.
+// of is name's number, given it on first sight. A name is kept to
+// maxNameLen bytes, as a reader keeps it.
 func (t *stringTable) of(name string) uint64 {
+	if len(name) > maxNameLen {
+		name = truncUTF8(name, maxNameLen)
+	}
 	i, ok := t.index[name]
 	if !ok {
 		if t.index == nil {
@@ -61,13 +65,20 @@ type decoder struct {
 // init starts on a decompressed chunk of events of the given kind.
 func (d *decoder) init(kind byte, p []byte) error {
 	*d = decoder{buf: p, strtab: d.strtab[:0]}
+	// A chunk names no more processes than it holds events (a writer's
+	// table numbers only the names its events use), each at most
+	// maxNameLen bytes as kept: a count or a length from the file is
+	// bounded before it allocates.
 	ns := d.uvarint()
+	if ns > eventsPerChunk {
+		return errBadChunk
+	}
 	for i := uint64(0); i < ns && d.err == nil; i++ {
 		l := d.uvarint()
 		if d.err != nil || l > uint64(len(d.buf)) {
 			return errBadChunk
 		}
-		d.strtab = append(d.strtab, string(d.buf[:l]))
+		d.strtab = append(d.strtab, truncUTF8(string(d.buf[:min(l, maxNameLen)]), maxNameLen))
 		d.buf = d.buf[l:]
 	}
 	d.left = d.uvarint()

@@ -19,7 +19,7 @@ func extremeEvents() []event.Event {
 		event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallWait, Flags: event.FlagBlocked | event.FlagCopySource,
 			Start: math.MaxInt64 / 4, End: math.MaxInt64 / 2, Blocked: math.MaxInt64 / 4, Dev: event.Dev{Major: math.MaxUint32, Minor: math.MaxUint32},
 			Inode: math.MaxUint64, Offset: math.MaxInt64, Size: math.MaxInt64, Bytes: math.MinInt64, Errno: math.MinInt32,
-			Pid: math.MaxUint32, Tid: math.MaxUint32, Comm: strings.Repeat("x", 300)},
+			Pid: math.MaxUint32, Tid: math.MaxUint32, Comm: strings.Repeat("x", maxNameLen)},
 		event.Event{Layer: event.Block, Op: event.Discard, Flags: event.FlagDispatched, Start: math.MinInt64 / 4, Dispatch: math.MinInt64 / 4,
 			End: math.MinInt64 / 4, Offset: -1, Size: -1, Bytes: -1, Errno: -1},
 		event.Event{Offset: -1}, // an empty name, and nothing else

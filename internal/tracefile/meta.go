@@ -96,4 +96,7 @@ type Footer struct {
 type Meta struct {
 	Header Header
 	Footer *Footer
+	// Notes say what the reader left out of the header and footer (lists
+	// and strings past its limits); never written.
+	Notes []string `json:"-"`
 }

@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -261,50 +262,61 @@ func (r *Reader) init() error {
 	if kind != kindHeader {
 		return errors.New("corrupt trace: the first chunk is not a header")
 	}
-	if err := json.Unmarshal(raw, &r.meta.Header); err != nil {
+	if len(raw) > maxMetaChunk {
+		return fmt.Errorf("corrupt trace: a header of %d bytes (ioshape writes well under %d)", len(raw), maxMetaChunk)
+	}
+	cut, err := decodeJSONBounded(raw, &r.meta.Header)
+	if err != nil {
 		return fmt.Errorf("corrupt trace header: %w", err)
 	}
-	ft, err := r.readFooter()
+	ft, ftCut, err := r.readFooter()
 	if err != nil {
 		return err
 	}
 	r.meta.Footer = ft
+	if cut || ftCut {
+		r.meta.Notes = append(r.meta.Notes, fmt.Sprintf("the trace's header or footer holds more than ioshape reads (%d entries a list, %d bytes a string): the rest was left out", maxJSONItems, maxJSONString))
+	}
 	return nil
 }
 
 // readFooter reads the footer through the trailer, or returns nil if the
 // file has none (it was cut short).
-func (r *Reader) readFooter() (*Footer, error) {
+func (r *Reader) readFooter() (*Footer, bool, error) {
 	st, err := r.f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	size := st.Size()
 	r.size = size
 	if size < r.off+trailerLen {
-		return nil, nil
+		return nil, false, nil
 	}
 	var tr [trailerLen]byte
 	if _, err := r.f.ReadAt(tr[:], size-trailerLen); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if string(tr[:8]) != trailerMagic {
-		return nil, nil
+		return nil, false, nil
 	}
 	at := int64(binary.LittleEndian.Uint64(tr[8:]))
 	if at < r.off || at >= size-trailerLen {
-		return nil, errors.New("corrupt trace: footer offset out of range")
+		return nil, false, errors.New("corrupt trace: footer offset out of range")
 	}
 	sr := bufio.NewReader(io.NewSectionReader(r.f, at, size-trailerLen-at))
 	kind, raw, err := readChunk(sr, r.zdec, nil, nil)
 	if err != nil || kind != kindFooter {
-		return nil, errors.New("corrupt trace: unreadable footer")
+		return nil, false, errors.New("corrupt trace: unreadable footer")
+	}
+	if len(raw) > maxMetaChunk {
+		return nil, false, fmt.Errorf("corrupt trace: a footer of %d bytes (ioshape writes well under %d)", len(raw), maxMetaChunk)
 	}
 	var ft Footer
-	if err := json.Unmarshal(raw, &ft); err != nil {
-		return nil, fmt.Errorf("corrupt trace footer: %w", err)
+	cut, err := decodeJSONBounded(raw, &ft)
+	if err != nil {
+		return nil, false, fmt.Errorf("corrupt trace footer: %w", err)
 	}
-	return &ft, nil
+	return &ft, cut, nil
 }
 
 var errTruncated = errors.New("truncated")
@@ -572,12 +584,26 @@ func (r *Reader) summaries(raw []byte) error {
 	if r.onSummary == nil {
 		return nil
 	}
-	var rows []event.Summary
-	if err := json.Unmarshal(raw, &rows); err != nil {
+	// Rows one at a time, from the chunk clamped to what a writer puts in
+	// one (rows, and histogram buckets): never the chunk's rows at once.
+	clamped, cut, err := clampJSON(raw, summariesPerChunk, maxJSONString)
+	if err != nil {
 		return err
 	}
-	for i := range rows {
-		r.onSummary(&rows[i])
+	if cut {
+		return errTooManyRows
+	}
+	dec := json.NewDecoder(bytes.NewReader(clamped))
+	if _, err := dec.Token(); err != nil { // [
+		return err
+	}
+	var row event.Summary
+	for dec.More() {
+		row = event.Summary{}
+		if err := dec.Decode(&row); err != nil {
+			return err
+		}
+		r.onSummary(&row)
 	}
 	return nil
 }
