@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,6 +133,52 @@ func TestOneTimestampBoundedMemory(t *testing.T) {
 		}
 		if mib > bombLimitMiB*testutil.RaceScale() {
 			t.Errorf("%s of 3 M I/Os at one instant: %.0f MiB, the limit is %d MiB", args[0], mib, bombLimitMiB)
+		}
+	}
+}
+
+// Imports keep names and devices bounded: 80 I/Os by a 900 KB process name
+// import (the name cut to what a trace keeps), and a corpus naming
+// 100,000 disks keeps 4,095 and folds the rest into "other".
+func TestImportNamesAndDevicesBounded(t *testing.T) {
+	dir := t.TempDir()
+	snoop := filepath.Join(dir, "biosnoop.txt")
+	var b bytes.Buffer
+	b.WriteString("TIME(s)     COMM           PID    DISK    T SECTOR     BYTES   LAT(ms)\n")
+	name := strings.Repeat("n", 900<<10) // lines are read up to 1 MiB
+	for i := range 80 {
+		fmt.Fprintf(&b, "%d.000100 %s 4242 sda W %d 4096 0.10\n", i, name, 1000+8*i)
+	}
+	if err := os.WriteFile(snoop, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msr := filepath.Join(dir, "msr.csv")
+	b.Reset()
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "%d,host%d,0,Read,%d,4096,100\n", 128166372000000000+int64(i)*10000, i, i*4096)
+	}
+	if err := os.WriteFile(msr, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file, format string
+		want         string
+	}{
+		{snoop, "biosnoop", `"comm": "` + strings.Repeat("n", 256) + `"`},
+		{msr, "msr", "devices past the first 4095"},
+	} {
+		store := t.TempDir()
+		r, mib, _ := runBounded(t, "--store", store, "import", "--format", c.format, c.file)
+		if r.code != 0 {
+			t.Fatalf("import %s: %s", c.format, r.stderr)
+		}
+		if mib > bombLimitMiB*testutil.RaceScale() {
+			t.Errorf("import %s: %.0f MiB, the limit is %d MiB", c.format, mib, bombLimitMiB)
+		}
+		id := strings.Fields(r.stdout)[0]
+		s := ioshape(t, nil, "--store", store, "show", "--json", id)
+		if s.code != 0 || !strings.Contains(s.stdout, c.want) {
+			t.Errorf("show of the %s import: exit %d, %q not in it: %.300s", c.format, s.code, c.want, s.stderr)
 		}
 	}
 }

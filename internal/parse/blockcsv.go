@@ -39,6 +39,7 @@ type BlockCSVReader struct {
 	format Format
 	devs   map[string]event.Dev
 	names  []string
+	folded int64 // I/Os of devices past MaxImportDevices
 	base   int64 // the first timestamp, in the format's units
 	based  bool
 	f      [8][]byte
@@ -140,6 +141,11 @@ func (p *BlockCSVReader) parse(b []byte) string {
 	e.End += e.Start
 	e.Bytes = e.Size
 	d, found := p.devs[string(key)]
+	if !found && len(p.names) >= MaxImportDevices {
+		// Past the bound, one device for the rest (see MaxImportDevices).
+		d, found = event.Dev{Major: 0, Minor: MaxImportDevices + 1}, true
+		p.folded++
+	}
 	if !found {
 		d = event.Dev{Major: 0, Minor: uint32(len(p.names) + 1)}
 		name := string(key)
@@ -152,6 +158,9 @@ func (p *BlockCSVReader) parse(b []byte) string {
 			name = "device " + name
 		}
 		p.devs[string(key)] = d
+		if len(name) > maxDeviceName {
+			name = name[:maxDeviceName]
+		}
 		p.names = append(p.names, name)
 	}
 	e.Dev = d
@@ -176,9 +185,12 @@ func atoi(b []byte) (int64, bool) {
 
 // Devices names the devices or volumes the file held.
 func (p *BlockCSVReader) Devices() []event.Device {
-	out := make([]event.Device, len(p.names))
+	out := make([]event.Device, len(p.names), len(p.names)+1)
 	for i, n := range p.names {
 		out[i] = event.Device{Major: 0, Minor: uint32(i + 1), Name: n}
+	}
+	if p.folded > 0 {
+		out = append(out, event.Device{Major: 0, Minor: MaxImportDevices + 1, Name: fmt.Sprintf("other (I/Os of devices past the first %d, together)", MaxImportDevices)})
 	}
 	return out
 }

@@ -430,9 +430,18 @@ func (p *SnoopReader) Devices() []event.Device { return p.devs.devices() }
 // nameTable gives device names (or volume IDs) numbers of their own, for
 // formats that name devices rather than number them: major 0, minor from 1.
 type nameTable struct {
-	ids   map[string]event.Dev
-	names []string
+	ids    map[string]event.Dev
+	names  []string
+	folded int // devices past MaxImportDevices, counted as one
 }
+
+// MaxImportDevices bounds the devices an import names: past it, the rest
+// are one device, "other" (a trace's footer keeps 4,096 entries a list).
+// A device's name is kept to maxDeviceName bytes.
+const (
+	MaxImportDevices = 4095
+	maxDeviceName    = 256
+)
 
 func newNameTable() nameTable { return nameTable{ids: map[string]event.Dev{}} }
 
@@ -440,19 +449,29 @@ func (t *nameTable) dev(name string) event.Dev {
 	if d, ok := t.ids[name]; ok {
 		return d
 	}
+	if len(t.names) >= MaxImportDevices {
+		t.folded++
+		return event.Dev{Major: 0, Minor: MaxImportDevices + 1}
+	}
 	d := event.Dev{Major: 0, Minor: uint32(len(t.names) + 1)}
 	t.ids[name] = d
+	if len(name) > maxDeviceName {
+		name = name[:maxDeviceName]
+	}
 	t.names = append(t.names, name)
 	return d
 }
 
 func (t *nameTable) devices() []event.Device {
-	out := make([]event.Device, 0, len(t.names))
+	out := make([]event.Device, 0, len(t.names)+1)
 	for i, n := range t.names {
 		if n == "" {
 			n = "(not recorded)"
 		}
 		out = append(out, event.Device{Major: 0, Minor: uint32(i + 1), Name: n})
+	}
+	if t.folded > 0 {
+		out = append(out, event.Device{Major: 0, Minor: MaxImportDevices + 1, Name: fmt.Sprintf("other (I/Os of devices past the first %d, together)", MaxImportDevices)})
 	}
 	return out
 }
