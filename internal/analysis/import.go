@@ -36,6 +36,9 @@ type ImportRequest struct {
 	// Platform is the recording system's (darwin, linux), for D output
 	// that does not say; empty: recognised from the output.
 	Platform string
+	// As runs the trace file's creation and its renaming into place as
+	// the store's owner (store.Owner.Do); nil: as this process.
+	As func(func() error) error
 }
 
 // ImportResult is what an import saw.
@@ -138,7 +141,15 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	if res.Format == parse.FormatDTrace {
 		h.OS = req.Platform
 	}
-	w, err := tracefile.Create(req.Path, h)
+	as := req.As
+	if as == nil {
+		as = func(fn func() error) error { return fn() }
+	}
+	var w *tracefile.Writer
+	err = as(func() (err error) {
+		w, err = tracefile.Create(req.Path, h)
+		return err
+	})
 	if err != nil {
 		return res, fmt.Errorf("cannot create the trace file: %w", err)
 	}
@@ -167,7 +178,7 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		UnmatchedCompletions: stats.unmatched, UnfinishedRequests: stats.unfinished,
 		Warnings: stats.warnings, EndReason: "imported", Devices: stats.devices, Unavailable: stats.missing,
 	}
-	if cerr := w.Close(ft); cerr != nil && err == nil {
+	if cerr := as(func() error { return w.Close(ft) }); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err == nil && res.Events == 0 {

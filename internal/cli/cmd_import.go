@@ -11,6 +11,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/parse"
+	"github.com/ioshape/ioshape/internal/store"
 	"github.com/ioshape/ioshape/internal/units"
 )
 
@@ -85,6 +86,7 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 	res, err := analysis.Import(ctx, analysis.ImportRequest{
 		File: file, Format: format, BlockSize: o.blockSize, ID: id, Path: path, Label: o.label,
 		ToolVersion: Version, CommandLine: os.Args, Arch: o.arch, Platform: o.platform,
+		As: store.InvokingUser().Do,
 	})
 	if err != nil {
 		return err

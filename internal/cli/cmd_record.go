@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -268,13 +269,18 @@ func (g *globals) createRaw(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, statErr := os.Stat(resolved)
-	f, err := os.OpenFile(resolved, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	fi, statErr := os.Stat(resolved)
+	if statErr == nil && !fi.Mode().IsRegular() {
+		return openWriteNoWait(resolved)
+	}
+	// Made (or truncated) as the sudo caller, the last link not followed.
+	var f *os.File
+	err = store.InvokingUser().Do(func() (err error) {
+		f, err = os.OpenFile(resolved, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if statErr != nil { // it is new: it is the caller's
-		g.chownToInvoker(resolved)
 	}
 	return f, nil
 }

@@ -73,6 +73,10 @@ func runServe(cmd *cobra.Command, g *globals, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// The store is the owner's: under --user (a service, with no sudo
+	// caller) as under sudo, what the daemon makes there is theirs and is
+	// made as them.
+	st = store.OpenAs(st.Dir, owner)
 	runAsUser := runAs(owner)
 	if o.runAs != "" {
 		u, err := user.Lookup(o.runAs)

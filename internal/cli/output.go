@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/store"
@@ -20,12 +21,18 @@ import (
 // leaves half a file under the name. Anything else that exists — a device
 // such as /dev/null, a FIFO, a socket — is written directly and never
 // replaced (renaming over /dev/null as root would break the machine); a
-// directory is refused; a symlink is followed, and its target written.
+// directory is refused; a symlink is followed, and its target written —
+// only a symlink owned by root or by the user ioshape acts for (the sudo
+// caller): one another user planted (in /tmp, say) is refused, and every
+// file is opened, made and renamed as the sudo caller, never as root.
 
 // resolveOutput follows a symlink to what it names and says whether the
 // result can be replaced atomically (it is a regular file or does not
 // exist yet).
 func resolveOutput(path string) (resolved string, atomic bool, err error) {
+	if err := store.CheckLinks(path, store.InvokingUser()); err != nil {
+		return "", false, fmt.Errorf("cannot write %s: %w", path, err)
+	}
 	resolved = path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		resolved = real
@@ -67,9 +74,14 @@ func (g *globals) writeOutput(ctx context.Context, path string, write func(io.Wr
 		return err
 	}
 	if !atomic {
-		return writeInPlace(resolved, write)
+		return writeInPlace(ctx, resolved, write)
 	}
-	f, err := os.CreateTemp(filepath.Dir(resolved), ".ioshape-*.tmp")
+	invoker := store.InvokingUser()
+	var f *os.File
+	err = invoker.Do(func() (err error) {
+		f, err = os.CreateTemp(filepath.Dir(resolved), ".ioshape-*.tmp")
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
@@ -79,9 +91,10 @@ func (g *globals) writeOutput(ctx context.Context, path string, write func(io.Wr
 		err = ctx.Err() // interrupted while writing: keep nothing
 	}
 	if err == nil {
-		os.Chmod(f.Name(), 0o644)
-		g.chownToInvoker(f.Name())
-		err = os.Rename(f.Name(), resolved)
+		err = invoker.Do(func() error {
+			os.Chmod(f.Name(), 0o644)
+			return os.Rename(f.Name(), resolved)
+		})
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -92,16 +105,42 @@ func (g *globals) writeOutput(ctx context.Context, path string, write func(io.Wr
 	return nil
 }
 
-// writeInPlace writes to an existing file that is not a regular one.
-func writeInPlace(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+// writeInPlace writes to an existing file that is not a regular one (a
+// device, a FIFO), as the sudo caller. A FIFO with no reader would block
+// the open for ever: it is opened without waiting, and is refused then.
+func writeInPlace(ctx context.Context, path string, write func(io.Writer) error) error {
+	var f *os.File
+	err := store.InvokingUser().Do(func() (err error) {
+		f, err = openWriteNoWait(path)
+		return err
+	})
 	if err == nil {
 		err = writeTo(f, write)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
-	return nil
+	return ctx.Err()
+}
+
+// openWriteNoWait opens path (not a regular file) for writing without
+// following a final symbolic link and without waiting for a FIFO's
+// reader: a FIFO nobody reads is an error at once, not a hang that
+// ignores Ctrl-C.
+func openWriteNoWait(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err == syscall.ENXIO {
+		return nil, errors.New("a FIFO with no reader: start what reads it first")
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Writes block again, as a writer expects.
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // chownToInvoker gives a file ioshape made to the user who ran sudo, and

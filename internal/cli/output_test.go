@@ -180,7 +180,14 @@ func TestFilesBelongToTheSudoCaller(t *testing.T) {
 		testutil.Unavailable(t, "acting as sudo needs root")
 	}
 	env := []string{"SUDO_UID=65534", "SUDO_GID=65534"}
-	base := t.TempDir()
+	// A directory the sudo caller owns, as their home is: ioshape writes
+	// as them, nowhere they could not.
+	base, err := os.MkdirTemp("", "ioshape-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	os.Chown(base, 65534, 65534)
 	store := filepath.Join(base, "made", "on", "the", "way")
 	capture := testutil.Repo(t, "internal", "parse", "testdata", "bpftrace-cp-cat-dd.txt")
 	r := ioshape(t, env, "--store", store, "import", capture)

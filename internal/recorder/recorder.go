@@ -58,7 +58,13 @@ func (p *Prepared) Close() {
 // returns an error, unless no event was recorded (then it is removed).
 func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, error) {
 	req := p.req
-	w, err := tracefile.Create(path, header(req, id, p.sess))
+	// The file is created (and, below, renamed into place) as the store's
+	// owner: root writes nothing there that they could not.
+	var w *tracefile.Writer
+	err := req.Owner.Do(func() (err error) {
+		w, err = tracefile.Create(path, header(req, id, p.sess))
+		return err
+	})
 	if err != nil {
 		return tracer.Result{}, fmt.Errorf("cannot create the trace file: %w", err)
 	}
@@ -85,7 +91,7 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 		footer.EndReason = "error"
 		footer.Warnings = append(footer.Warnings, runErr.Error())
 	}
-	if err := w.Close(footer); err != nil {
+	if err := req.Owner.Do(func() error { return w.Close(footer) }); err != nil {
 		return res, fmt.Errorf("cannot finish the trace file %s: %w", path, err)
 	}
 	if runErr != nil && res.Events == 0 && res.Summarized == 0 {

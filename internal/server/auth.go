@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // Authentication. Loopback is no boundary between the users of one
@@ -51,8 +52,14 @@ func (s *Server) writeTokenFile() error {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file: remove it", path)
 	}
-	os.Remove(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	// Written as the owner: a link or directory they swapped in leads
+	// nowhere they could not write themselves.
+	var f *os.File
+	err := s.cfg.Owner.Do(func() (err error) {
+		os.Remove(path)
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cannot write the token file: %w", err)
 	}

@@ -45,7 +45,7 @@ func (s *Store) SaveDrive(p *drive.Spec) (string, error) {
 	if err := s.Ensure(); err != nil {
 		return "", err
 	}
-	if err := s.mkdirOwned(s.drivesDir()); err != nil {
+	if err := s.owner.Do(func() error { return s.mkdirOwned(s.drivesDir()) }); err != nil {
 		return "", err
 	}
 	b, err := json.MarshalIndent(p, "", "  ")
@@ -53,20 +53,23 @@ func (s *Store) SaveDrive(p *drive.Spec) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(s.drivesDir(), p.Name+".json")
-	tmp, err := os.CreateTemp(s.drivesDir(), ".drive-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		os.Chmod(tmp.Name(), 0o644)
-		s.owner.Chown(tmp.Name())
-		err = os.Rename(tmp.Name(), path)
-	}
+	err = s.owner.Do(func() error {
+		tmp, err := os.CreateTemp(s.drivesDir(), ".drive-*.tmp")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		_, err = tmp.Write(append(b, '\n'))
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			os.Chmod(tmp.Name(), 0o644)
+			s.owner.Chown(tmp.Name())
+			err = os.Rename(tmp.Name(), path)
+		}
+		return err
+	})
 	if err != nil {
 		return "", fmt.Errorf("cannot save the drive profile: %w", err)
 	}

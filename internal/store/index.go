@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ioshape/ioshape/internal/tracefile"
@@ -110,6 +111,9 @@ func (s *Store) SetBestMatch(id string, m tracefile.Meta, name string, score flo
 	path := filepath.Join(s.tracesDir(), id+Ext)
 	sm := SummaryOf(id, path, m, false, nil)
 	sm.BestMatch, sm.Score = name, score
+	if last, ok := s.indexed(id); ok && last == sm {
+		return nil // every view of a trace would add a line
+	}
 	return s.appendSummary(sm)
 }
 
@@ -167,13 +171,17 @@ func (s *Store) appendSummary(sm Summary) error {
 	if fi, err := os.Lstat(ip); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("the store's index %s is not a regular file: remove it", ip)
 	}
-	f, err := os.OpenFile(ip, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	var f *os.File
+	err := s.owner.Do(func() (err error) {
+		f, err = os.OpenFile(ip, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cannot update the store's index: %w", err)
 	}
 	s.owner.Chown(ip)
 	// One write per line: appends from two processes do not interleave.
-	_, err = f.Write(append(line, '\n'))
+	_, err = f.Write(line)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -280,6 +288,20 @@ func (s *Store) Each(fn func(Summary) bool) error {
 		}
 	}
 	return nil
+}
+
+// indexed is the index's latest line for id.
+func (s *Store) indexed(id string) (Summary, bool) {
+	var found Summary
+	ok := false
+	eachLineBackwards(s.indexPath(), func(line []byte) bool {
+		if sm, good := parseIndexLine(line); good && sm.ID == id {
+			found, ok = sm, true
+			return false
+		}
+		return true
+	})
+	return found, ok
 }
 
 // eachLineBackwards calls fn with each line of a file, last first, reading

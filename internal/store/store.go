@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
@@ -20,10 +21,21 @@ type Store struct {
 	owner Owner
 }
 
-// Open returns the store at dir (created on first write).
+// Open returns the store at dir (created on first write), owned by the
+// user who ran sudo, if any.
 func Open(dir string) *Store {
 	return &Store{Dir: dir, owner: InvokingUser()}
 }
+
+// OpenAs returns the store at dir owned by o: root creates and writes
+// nothing there that o could not (Owner.Do), and the daemon reads only
+// the traces o owns.
+func OpenAs(dir string, o Owner) *Store {
+	return &Store{Dir: dir, owner: o}
+}
+
+// Owner is whose store this is.
+func (s *Store) Owner() Owner { return s.owner }
 
 func (s *Store) tracesDir() string { return filepath.Join(s.Dir, "traces") }
 
@@ -65,12 +77,14 @@ func isFree(path string) (bool, error) {
 // creates, parents included, handed to the invoking user — and says which
 // path is in the way if one is not a directory.
 func (s *Store) Ensure() error {
-	for _, d := range []string{s.Dir, s.tracesDir()} {
-		if err := s.mkdirOwned(d); err != nil {
-			return err
+	return s.owner.Do(func() error {
+		for _, d := range []string{s.Dir, s.tracesDir()} {
+			if err := s.mkdirOwned(d); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (s *Store) mkdirOwned(dir string) error {
@@ -211,11 +225,30 @@ func (s *Store) byExactID(id string) (string, bool) {
 		return "", false
 	}
 	for _, partial := range []bool{false, true} {
-		if path := s.pathOf(id, partial); isRegular(path) {
+		if path := s.pathOf(id, partial); s.owned(path) {
 			return path, true
 		}
 	}
 	return "", false
+}
+
+// owned reports whether path is a regular file — not a link to one — and
+// the store owner's (without one, this process's user's): a trace root
+// reads for the daemon is never one the owner linked in from elsewhere.
+// (A store written as root by an older ioshape: chown -R it to its owner.)
+func (s *Store) owned(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
+	}
+	if s.owner.Set {
+		return int(st.Uid) == s.owner.UID
+	}
+	return int(st.Uid) == os.Geteuid()
 }
 
 // ErrNoTrace is returned by ByID for an ID the store does not hold.
@@ -231,7 +264,7 @@ func (s *Store) ByID(id string) (Entry, error) {
 	}
 	for _, partial := range []bool{false, true} {
 		path := s.pathOf(id, partial)
-		if !isRegular(path) {
+		if !s.owned(path) {
 			continue
 		}
 		m, err := tracefile.ReadMeta(path)

@@ -18,11 +18,15 @@ func addTrace(t *testing.T, s *Store, label string, start time.Time) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := tracefile.Create(path, tracefile.Header{ID: id, Label: label, Start: start})
+	// As the recorder does: made as the store's owner.
+	err = s.Owner().Do(func() error {
+		w, err := tracefile.Create(path, tracefile.Header{ID: id, Label: label, Start: start})
+		if err != nil {
+			return err
+		}
+		return w.Close(tracefile.Footer{})
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(tracefile.Footer{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Add(id); err != nil {
@@ -96,7 +100,7 @@ func TestSudoOwnership(t *testing.T) {
 	}
 	t.Setenv("SUDO_UID", "65534")
 	t.Setenv("SUDO_GID", "65534")
-	dir := filepath.Join(t.TempDir(), "store")
+	dir := filepath.Join(homeOf(t, 65534), "store")
 	s := Open(dir)
 	id := addTrace(t, s, "x", time.Now())
 	w, err := os.Stat(filepath.Join(dir, "traces"))
@@ -260,4 +264,19 @@ func TestStorePathInTheWay(t *testing.T) {
 	if _, _, err := Open(filepath.Join(file, "store")).NewPath(); err == nil || !strings.Contains(err.Error(), file) {
 		t.Errorf("a parent that is a file: %v", err)
 	}
+}
+
+// homeOf is a directory uid owns, where it may make its store (outside
+// the test's own 0700 temporary directory, which only root may enter).
+func homeOf(t *testing.T, uid int) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ioshape-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
