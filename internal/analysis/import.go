@@ -69,7 +69,7 @@ type importStats struct {
 // nothing is left behind.
 func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	res := ImportResult{Format: req.Format}
-	f, err := os.Open(req.File)
+	f, err := openInterruptibly(ctx, req.File)
 	if err != nil {
 		return res, err
 	}
@@ -78,7 +78,7 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	if err != nil {
 		return res, err
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
+	br := bufio.NewReaderSize(ctxReader{ctx, f}, 1<<20)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		// A gzipped capture, as the shared DTrace samples are.
 		zr, err := gzip.NewReader(br)
@@ -401,9 +401,16 @@ func importBlktrace(file string, br io.Reader, sink func(*event.Event) error, st
 	if m := blktraceRun.FindStringSubmatch(file); m != nil {
 		all, _ := filepath.Glob(m[1] + ".blktrace.*")
 		for _, f := range all {
-			if f != file && blktraceRun.MatchString(f) {
-				files = append(files, f)
+			if f == file || !blktraceRun.MatchString(f) {
+				continue
 			}
+			// A FIFO would hold the open for ever, a device read for
+			// ever: only regular files are a run's per-CPU files.
+			if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+				st.warnings = append(st.warnings, fmt.Sprintf("blktrace: skipped %s: not a regular file", f))
+				continue
+			}
+			files = append(files, f)
 		}
 	}
 	readers := []io.Reader{br}
@@ -439,4 +446,47 @@ func (r rebased) Scan() bool {
 		r.rb.apply(&rec.Event)
 	}
 	return true
+}
+
+// openInterruptibly opens a capture for reading; a FIFO's open waits for
+// its writer, and Ctrl-C ends the wait (the open is left to the process's
+// exit).
+func openInterruptibly(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		done <- opened{f, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return nil, o.err
+		}
+		return o.f, nil
+	case <-ctx.Done():
+		go func() {
+			if o := <-done; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// ctxReader stops reading once ctx is done: a capture that yields no
+// event (a device of zeros, one endless line) still ends on Ctrl-C.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -98,12 +98,11 @@ func (o *driveFlags) results() (*classify.DriveResults, error) {
 	case o.file != "" && (len(o.admRead) > 0 || len(o.admWrite) > 0):
 		return nil, usageError{errors.New("give --drive or --adm-read/--adm-write, not both")}
 	case o.file != "":
-		f, err := os.Open(o.file)
+		b, err := readSmallFile(o.file)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		d, err := classify.ReadDriveResults(f)
+		d, err := classify.ReadDriveResults(bytes.NewReader(b))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.file, err)
 		}

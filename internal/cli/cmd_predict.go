@@ -107,7 +107,14 @@ func (o *predictOptions) profile(st *store.Store) (*drive.Spec, error) {
 	case o.drive == "":
 		return nil, usageError{errors.New("name the drive: --drive NAME (see 'ioshape drives'), a profile file, or --adm-read")}
 	}
-	if b, err := os.ReadFile(o.drive); err == nil && (strings.Contains(o.drive, "/") || strings.HasSuffix(o.drive, ".json")) {
+	if strings.Contains(o.drive, "/") || strings.HasSuffix(o.drive, ".json") {
+		if _, err := os.Stat(o.drive); err != nil {
+			return st.Drive(o.drive)
+		}
+		b, err := readSmallFile(o.drive)
+		if err != nil {
+			return nil, err
+		}
 		if p, err := drive.Read(bytes.NewReader(b)); err == nil {
 			return p, nil
 		}

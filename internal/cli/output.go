@@ -189,3 +189,38 @@ func (g *globals) open(arg string) (*analysis.Trace, error) {
 	}
 	return analysis.Open(path)
 }
+
+// maxSmallFile bounds a drive profile or benchmark results file: they are
+// kilobytes.
+const maxSmallFile = 16 << 20
+
+// readSmallFile reads a file a flag names — a drive profile, benchmark
+// results — which must be a regular file of at most maxSmallFile bytes: a
+// FIFO would hold the open for ever and /dev/zero read for ever.
+func readSmallFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > maxSmallFile {
+		return nil, fmt.Errorf("%s is %d bytes: not a drive profile or benchmark results (at most %d)", path, fi.Size(), maxSmallFile)
+	}
+	// Opened without waiting, in case it became a FIFO since.
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSmallFile+1))
+	if err == nil && len(b) > maxSmallFile {
+		err = fmt.Errorf("%s is over %d bytes: not a drive profile or benchmark results", path, maxSmallFile)
+	}
+	return b, err
+}
