@@ -76,6 +76,33 @@ func SummaryOf(id, path string, m tracefile.Meta, partial bool, err error) Summa
 		}
 	} else if partial {
 		sm.Status = "recording or cut short"
+	} else {
+		sm.Status = "incomplete: no footer (the file was cut short)"
+	}
+	return sm
+}
+
+// partialSummary describes an unfinished trace file: being written now
+// (by a recording or an import, whatever its header says yet), or cut
+// short, with the events it holds.
+func partialSummary(id, path string) Summary {
+	m, err := tracefile.ReadMeta(path)
+	if tracefile.InProgress(path) {
+		sm := SummaryOf(id, path, m, true, nil)
+		sm.Status = "recording"
+		if m.Header.Target.Mode == "import" {
+			sm.Status = "importing"
+		}
+		return sm
+	}
+	sm := SummaryOf(id, path, m, true, err)
+	if err == nil {
+		n, cerr := tracefile.CountEvents(path)
+		sm.Events = n
+		sm.Status = "cut short: the recorder stopped before finishing; " + fmt.Sprintf("%d events readable", n)
+		if cerr != nil {
+			sm.Status += " (" + cerr.Error() + ")"
+		}
 	}
 	return sm
 }
@@ -111,7 +138,7 @@ func (s *Store) SetBestMatch(id string, m tracefile.Meta, name string, score flo
 	path := filepath.Join(s.tracesDir(), id+Ext)
 	sm := SummaryOf(id, path, m, false, nil)
 	sm.BestMatch, sm.Score = name, score
-	if last, ok := s.indexed(id); ok && last == sm {
+	if last, ok := s.indexed(id); ok && bytes.Equal(indexLine(last), indexLine(sm)) {
 		return nil // every view of a trace would add a line
 	}
 	return s.appendSummary(sm)
@@ -245,8 +272,7 @@ func (s *Store) Each(fn func(Summary) bool) error {
 	}
 	for _, id := range d.partial {
 		path := filepath.Join(s.tracesDir(), id+Ext+tracefile.PartialSuffix)
-		m, err := tracefile.ReadMeta(path)
-		if !fn(SummaryOf(id, path, m, true, err)) {
+		if !fn(partialSummary(id, path)) {
 			return nil
 		}
 	}

@@ -11,8 +11,10 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -51,6 +53,7 @@ type Reader struct {
 	batch    bool      // NextBatch: workers decode the events too
 	// onSummary takes a summary trace's rows (OnSummary).
 	onSummary func(*event.Summary)
+	stopped   string // why reading stopped before the end, for CutNote
 	// Earlier passes over the same open file (Again), for Access.
 	passes     int
 	readBefore int64
@@ -239,7 +242,12 @@ func (r *Reader) init() error {
 	}
 	r.zdec = zdec
 	var pre [preambleLen]byte
-	if _, err := io.ReadFull(r.f, pre[:]); err != nil {
+	if n, err := io.ReadFull(r.f, pre[:]); err != nil {
+		// A file that starts as a trace does but ends within its first
+		// 16 bytes is a cut trace, not some other file.
+		if n > 0 && strings.HasPrefix(magic, string(pre[:min(n, len(magic))])) {
+			return fmt.Errorf("truncated trace: %d bytes, cut within its preamble", n)
+		}
 		return ErrNotTrace
 	}
 	if string(pre[:8]) != magic {
@@ -430,6 +438,9 @@ func (r *Reader) Cut() int64 { return r.cut }
 
 // CutNote says what Cut left out, for the user ("" if nothing).
 func (r *Reader) CutNote() string {
+	if r.stopped != "" {
+		return r.stopped
+	}
 	if r.cut == 0 {
 		return ""
 	}
@@ -530,6 +541,13 @@ func (r *Reader) advance(batch bool) *chunkJob {
 		// what was cut.
 		r.done, r.incomplete = true, true
 		r.cut = r.size - r.off
+		return nil
+	case err == errChecksum:
+		// A damaged chunk in a finished trace: what came before it is
+		// intact (each chunk is checked), so it stands, and the user is
+		// told where reading stopped.
+		r.done = true
+		r.stopped = fmt.Sprintf("a chunk at byte %d of %d failed its checksum (the file is damaged): the trace is read up to it", r.off, r.size)
 		return nil
 	case err != nil:
 		r.err = fmt.Errorf("%s: %w (near byte %d)", r.name, err, r.off)
@@ -639,4 +657,35 @@ func (r *Reader) Close() error {
 	err := r.f.Close()
 	r.f = nil
 	return err
+}
+
+// InProgress reports whether a trace file is being written now: its writer
+// holds a lock on it (an unfinished file without one was cut short).
+func InProgress(path string) bool {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	err = syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB)
+	if err == nil {
+		syscall.Flock(fd, syscall.LOCK_UN)
+		return false
+	}
+	return err == syscall.EWOULDBLOCK
+}
+
+// CountEvents counts the events a trace file holds as far as it can be
+// read (for an unfinished one, which has no footer to say).
+func CountEvents(path string) (int64, error) {
+	r, err := Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	var n int64
+	for b := r.NextBatch(); b != nil; b = r.NextBatch() {
+		n += int64(len(b))
+	}
+	return n, r.Err()
 }

@@ -178,7 +178,6 @@ func TestBadFiles(t *testing.T) {
 		{"empty", "not an ioshape trace", nil},
 		{"text", "not an ioshape trace", []byte("hello world, this is not a trace\n")},
 		{"newer", "newer than this ioshape reads", newer},
-		{"corrupt", "corrupt trace", corrupt},
 		{"header only cut", "truncated trace", data[:preambleLen+5]},
 	}
 	for _, c := range cases {
@@ -190,6 +189,22 @@ func TestBadFiles(t *testing.T) {
 				t.Fatalf("err = %v, want it to contain %q", err, c.want)
 			}
 		})
+	}
+	// 1 to 15 bytes of a trace's start: truncated, not "not a trace".
+	for n := 1; n < preambleLen; n++ {
+		p := filepath.Join(dir, fmt.Sprintf("cut%d", n))
+		os.WriteFile(p, data[:n], 0o644)
+		if _, _, err := readAll(t, p); err == nil || !strings.Contains(err.Error(), "truncated trace") {
+			t.Errorf("%d bytes: %v, want truncated", n, err)
+		}
+	}
+	// A chunk damaged in a finished trace: the chunks before it stand.
+	p := filepath.Join(dir, "corrupt")
+	os.WriteFile(p, corrupt, 0o644)
+	got, r, err := readAll(t, p)
+	all := sampleEvents(2500)
+	if err != nil || !strings.Contains(r.CutNote(), "failed its checksum") || !reflect.DeepEqual(got, all[:len(got)]) {
+		t.Errorf("corrupt: err %v, note %q, %d events (a prefix: %v)", err, r.CutNote(), len(got), len(got) <= len(all) && reflect.DeepEqual(got, all[:len(got)]))
 	}
 }
 
@@ -266,7 +281,8 @@ func TestZeroFilledTail(t *testing.T) {
 			t.Errorf("keep %d: %d events, not a prefix of whole chunks", keep, len(got))
 		}
 	}
-	// A finished trace stays strict: damage is an error, not a cut.
+	// A finished trace damaged inside a chunk: read up to that chunk,
+	// and said (a damaged frame is an error).
 	finished := filepath.Join(dir, "f.iotrace")
 	writeTrace(t, finished, evs, true)
 	b, _ := os.ReadFile(finished)
@@ -274,8 +290,9 @@ func TestZeroFilledTail(t *testing.T) {
 		b[i] = 0
 	}
 	os.WriteFile(finished, b, 0o644)
-	if _, _, err := readAll(t, finished); err == nil {
-		t.Error("a damaged finished trace read without an error")
+	got, r, err := readAll(t, finished)
+	if err == nil && (!strings.Contains(r.CutNote(), "failed its checksum") || !reflect.DeepEqual(got, evs[:len(got)])) {
+		t.Errorf("a damaged finished trace: note %q, %d events", r.CutNote(), len(got))
 	}
 }
 

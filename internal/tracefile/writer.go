@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -66,6 +67,9 @@ func Create(path string, h Header) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Held while the file is written, so a listing can tell a recording
+	// in progress from one cut short (InProgress).
+	syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	zenc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		f.Close()
@@ -84,11 +88,13 @@ func Create(path string, h Header) (*Writer, error) {
 	binary.LittleEndian.PutUint16(pre[8:], version)
 	if err := w.write(pre[:]); err != nil {
 		w.abandon()
+		os.Remove(path + PartialSuffix) // nothing readable: leave nothing
 		return nil, err
 	}
 	h.FormatVersion = int(version)
 	if err := w.writeJSON(kindHeader, h); err != nil {
 		w.abandon()
+		os.Remove(path + PartialSuffix)
 		return nil, err
 	}
 	return w, nil
@@ -189,6 +195,10 @@ func (w *Writer) Close(ft Footer) error {
 	}
 	return os.Rename(w.path+PartialSuffix, w.path)
 }
+
+// Abandon closes the file without a footer, as a crash would, leaving the
+// .partial file as it stands (for tests of what readers make of one).
+func (w *Writer) Abandon() { w.abandon() }
 
 // abandon closes the file, leaving the .partial file for inspection.
 func (w *Writer) abandon() {
