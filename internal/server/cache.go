@@ -34,7 +34,16 @@ type cacheKey struct {
 type cacheEntry struct {
 	key cacheKey
 	a   *report.Analysis
+	// The report page, rendered once per trace version with pageNonce
+	// where each response puts its own nonce: a burst of views of one
+	// report costs one render.
+	once sync.Once
+	page []byte
 }
+
+// pageNonce stands, in a cached page, for the nonce of the response that
+// serves it (a CSP nonce is new for every response).
+const pageNonce = "ioshapeNoncePlaceholder0"
 
 func newCache(max int) *cache {
 	return &cache{max: max, order: list.New(), byKey: map[cacheKey]*list.Element{}}
@@ -88,11 +97,34 @@ func (c *cache) get(ctx context.Context, path string) (*report.Analysis, error) 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.byKey[k] = c.order.PushFront(&cacheEntry{k, a})
+	c.byKey[k] = c.order.PushFront(&cacheEntry{key: k, a: a})
 	for c.order.Len() > c.max {
 		el := c.order.Back()
 		delete(c.byKey, el.Value.(*cacheEntry).key)
 		c.order.Remove(el)
 	}
 	return a, nil
+}
+
+// page returns the trace's report page as render makes it from its
+// analysis, rendered once per trace version (path, size, modification
+// time) however many ask at once; fresh says the analysis was made now.
+func (c *cache) page(ctx context.Context, path string, render func(*report.Analysis) []byte) (page []byte, a *report.Analysis, err error) {
+	a, err = c.get(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := keyOf(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.mu.Lock()
+	el, ok := c.byKey[k]
+	c.mu.Unlock()
+	if !ok || el.Value.(*cacheEntry).a != a {
+		return render(a), a, nil // evicted or rewritten meanwhile: render it alone
+	}
+	e := el.Value.(*cacheEntry)
+	e.once.Do(func() { e.page = render(a) })
+	return e.page, a, nil
 }

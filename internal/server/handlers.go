@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,17 +57,27 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc.Encode(v)
 }
 
+// entry finds a trace in the store by its exact ID, answering the request
+// itself when there is none.
+func (s *Server) entry(w http.ResponseWriter, id string) (store.Entry, bool) {
+	e, err := s.cfg.Store.ByID(id)
+	if errors.Is(err, store.ErrNoTrace) {
+		httpError(w, http.StatusNotFound, "no trace %q", id)
+		return e, false
+	}
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "cannot read the store: %v", err)
+		return e, false
+	}
+	return e, true
+}
+
 // trace finds the analysis for a trace ID from the URL. Only exact,
 // well-formed IDs are accepted, and the file comes from the store's
 // listing, so no request names a path.
 func (s *Server) trace(w http.ResponseWriter, r *http.Request, id string) (*report.Analysis, bool) {
-	e, err := s.cfg.Store.ByID(id)
-	if errors.Is(err, store.ErrNoTrace) {
-		httpError(w, http.StatusNotFound, "no trace %q", id)
-		return nil, false
-	}
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, "cannot read the store: %v", err)
+	e, ok := s.entry(w, id)
+	if !ok {
 		return nil, false
 	}
 	a, err := s.cache.get(r.Context(), e.Path)
@@ -187,9 +198,24 @@ func writePage(w http.ResponseWriter, p *webreport.Page) {
 }
 
 func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
-	if a, ok := s.trace(w, r, r.PathValue("id")); ok {
-		writePage(w, webreport.Report(a, webreport.Options{Nav: true, Nonce: nonceOf(r)}))
+	id := r.PathValue("id")
+	e, ok := s.entry(w, id)
+	if !ok {
+		return
 	}
+	page, a, err := s.cache.page(r.Context(), e.Path, func(a *report.Analysis) []byte {
+		s.renders.Add(1)
+		var b bytes.Buffer
+		webreport.Report(a, webreport.Options{Nav: true, Nonce: pageNonce}).Write(&b)
+		return b.Bytes()
+	})
+	if err != nil {
+		httpError(w, http.StatusUnprocessableEntity, "cannot read trace %s: %v", id, err)
+		return
+	}
+	s.noteBestMatch(id, a)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(bytes.ReplaceAll(page, []byte(pageNonce), []byte(nonceOf(r))))
 }
 
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {

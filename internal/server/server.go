@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ioshape/ioshape/internal/store"
@@ -42,6 +43,7 @@ type Config struct {
 // Server is the daemon's state: the per-start secret, the analysis cache
 // and the recording in progress.
 type Server struct {
+	renders atomic.Int64 // report pages rendered, for the tests
 	cfg     Config
 	port    int
 	secret  string // signs the owner in (the printed URL, the token file)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/store"
@@ -423,5 +424,55 @@ func TestTokenFileOnlyForTheOwner(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); strings.TrimSpace(string(b)) != s.Secret() {
 		t.Errorf("the file holds %q", b)
+	}
+}
+
+// A burst of views of one report renders it once (per trace version);
+// every response still carries its own nonce, in its policy and its
+// scripts, and no other's.
+func TestReportPageRenderedOnce(t *testing.T) {
+	s, ids := newTestServer(t, Config{})
+	const views = 100
+	bodies := make([]string, views)
+	csps := make([]string, views)
+	var wg sync.WaitGroup
+	for i := range views {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := do(t, s, call{method: "GET", path: "/traces/" + ids[0]})
+			if w.Code != http.StatusOK {
+				t.Errorf("view %d: %d", i, w.Code)
+			}
+			bodies[i], csps[i] = w.Body.String(), w.Header().Get("Content-Security-Policy")
+		}()
+	}
+	wg.Wait()
+	if n := s.renders.Load(); n != 1 {
+		t.Errorf("%d views rendered the report %d times, want once", views, n)
+	}
+	nonces := map[string]bool{}
+	for i, body := range bodies {
+		m := regexp.MustCompile(`'nonce-([0-9a-f]+)'`).FindStringSubmatch(csps[i])
+		if m == nil {
+			t.Fatalf("view %d: no nonce in %q", i, csps[i])
+		}
+		nonces[m[1]] = true
+		for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(body, -1) {
+			if !strings.Contains(tag, `nonce="`+m[1]+`"`) {
+				t.Fatalf("view %d: a script without the response's nonce: %s", i, tag)
+			}
+		}
+		if strings.Contains(body, pageNonce) {
+			t.Fatalf("view %d: the placeholder leaked", i)
+		}
+	}
+	if len(nonces) != views {
+		t.Errorf("%d views, %d distinct nonces", views, len(nonces))
+	}
+	// Another trace is rendered on its own.
+	do(t, s, call{method: "GET", path: "/traces/" + ids[1]})
+	if n := s.renders.Load(); n != 2 {
+		t.Errorf("a second trace: %d renders, want 2", n)
 	}
 }
