@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -78,25 +80,39 @@ func TestOutputTargets(t *testing.T) {
 			if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			// The reader is there before ioshape opens the FIFO (a FIFO
+			// nobody reads is refused at once): opened without waiting
+			// for a writer, it reads until ioshape has exited and the
+			// FIFO is empty.
+			f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var exited atomic.Bool
 			got := make(chan int, 1)
 			go func() {
-				f, err := os.Open(fifo)
-				if err != nil {
-					got <- -1
-					return
+				defer f.Close()
+				n, buf := 0, make([]byte, 64<<10)
+				for {
+					k, err := f.Read(buf)
+					n += k
+					if k == 0 && (err == io.EOF || err == nil) {
+						if exited.Load() {
+							got <- n
+							return
+						}
+						time.Sleep(10 * time.Millisecond)
+					} else if err != nil && err != io.EOF {
+						got <- -1
+						return
+					}
 				}
-				n, _ := io.Copy(io.Discard, f)
-				f.Close()
-				got <- int(n)
 			}()
 			r := ioshape(t, nil, append([]string{"--store", t.TempDir()}, withOutput(args, fifo)...)...)
+			exited.Store(true)
 			if name == "import" {
 				if r.code == 0 || !strings.Contains(r.stderr, "not a regular file") {
 					t.Errorf("exit %d, stderr %q", r.code, r.stderr)
-				}
-				// Unblock the reader.
-				if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-					w.Close()
 				}
 				<-got
 				return
