@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Sets up, lists and tears down the drives `ioshape predict` is validated
+# on, each a real block device (or a directory on one) that the block
+# layer, readahead, merging and writeback act on:
+#
+#   vda    the VM disk (a directory under /var/tmp)
+#   zram   a RAM disk (zram0) with ext4
+#   slow   the VM disk behind a cgroup v1 blkio throttle (40 MB/s, 1,500 IOPS);
+#          run workloads inside it with: sh -c 'echo $$ > CGROUP/cgroup.procs; exec CMD'
+#   hdd    a portable HDD: a loop device with direct I/O over a file that
+#          tools/drivesim serves over FUSE, delaying each request by seek
+#          distance and rotation (5,400 rpm, 1–20 ms seeks, 100 MB/s, 8 MiB
+#          read cache, one command at a time), with ext4
+#   usb    a single-command USB bridge in front of flash (1 ms a command,
+#          40 MB/s), the same way
+#
+#   sudo bash scripts/validation-drives.sh up [DRIVE…]   # prints "NAME DIR [CGROUP]" per drive
+#   sudo bash scripts/validation-drives.sh list
+#   sudo bash scripts/validation-drives.sh down           # all of them, whatever state they are in
+#
+# DRIVESIM_HDD and DRIVESIM_USB add flags to the models (e.g.
+# DRIVESIM_HDD="--rpm 7200 --full-stroke 15ms"). A drive that cannot be set
+# up fails `up`, which tears down what it made before failing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "validation-drives: run as root: it makes devices and mounts" >&2; exit 1; }
+
+state=/run/ioshape-validation-drives
+base=/var/tmp/ioshape-validation
+cg=/sys/fs/cgroup/blkio/ioshape-validation
+all=(vda zram slow hdd usb)
+
+down() {
+  for m in hdd usb; do
+    if mountpoint -q "$base/$m"; then umount "$base/$m" || umount -l "$base/$m" || true; fi
+    if [ -f "$state/$m.loop" ]; then losetup -d "$(cat "$state/$m.loop")" 2>/dev/null || true; fi
+    if [ -f "$state/$m.pid" ]; then kill -INT "$(cat "$state/$m.pid")" 2>/dev/null || true; fi
+    for _ in 1 2 3 4 5 6 7 8 9 10; do mountpoint -q "$state/$m.fuse" 2>/dev/null || break; sleep 0.2; done
+    mountpoint -q "$state/$m.fuse" 2>/dev/null && umount -l "$state/$m.fuse" 2>/dev/null || true
+    rm -f "$base/$m.img"
+  done
+  if mountpoint -q "$base/zram"; then umount "$base/zram" || true; fi
+  if [ -f "$state/zram" ]; then echo 1 > /sys/block/zram0/reset 2>/dev/null || true; fi
+  if [ -d "$cg" ]; then
+    while read -r p; do echo "$p" > /sys/fs/cgroup/blkio/cgroup.procs 2>/dev/null || true; done < "$cg/cgroup.procs"
+    rmdir "$cg" 2>/dev/null || true
+  fi
+  rm -rf "$state" "$base"
+}
+
+# model NAME FLAGS…: a drivesim-served file, a loop device with direct I/O
+# over it, ext4 on that, mounted at $base/NAME.
+model() {
+  local name=$1 size=$((4 << 30))
+  shift
+  mkdir -p "$state/$name.fuse" "$base/$name"
+  "$state/drivesim" --model "$name" --size "$size" --backing "$base/$name.img" --mount "$state/$name.fuse" "$@" > "$state/$name.log" 2>&1 &
+  echo $! > "$state/$name.pid"
+  for _ in $(seq 50); do [ -e "$state/$name.fuse/disk.img" ] && break; sleep 0.1; done
+  [ -e "$state/$name.fuse/disk.img" ] || { echo "validation-drives: drivesim did not serve $name: $(cat "$state/$name.log")" >&2; return 1; }
+  local loop
+  loop=$(losetup --direct-io=on -f --show "$state/$name.fuse/disk.img")
+  echo "$loop" > "$state/$name.loop"
+  [ "$(cat "/sys/block/$(basename "$loop")/loop/dio")" = 1 ] || { echo "validation-drives: $loop has no direct I/O: the page cache would hide the model" >&2; return 1; }
+  # No lazy initialisation: it would write in the background while measured.
+  mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$loop"
+  mount "$loop" "$base/$name"
+}
+
+up() {
+  local want=("$@")
+  [ ${#want[@]} -eq 0 ] && want=("${all[@]}")
+  trap 'down; exit 1' ERR
+  mkdir -p "$state" "$base"
+  for d in "${want[@]}"; do
+    case $d in
+      vda)
+        mkdir -p "$base/vda"
+        echo "vda $base/vda"
+        ;;
+      zram)
+        modprobe zram 2>/dev/null || true
+        [ -e /sys/block/zram0 ] || { echo "validation-drives: no zram0 (modprobe zram)" >&2; false; }
+        [ "$(cat /sys/block/zram0/disksize)" = 0 ] || { echo "validation-drives: zram0 is in use: free it or 'echo 1 > /sys/block/zram0/reset'" >&2; false; }
+        echo 4G > /sys/block/zram0/disksize && touch "$state/zram"
+        mkfs.ext4 -q /dev/zram0
+        mkdir -p "$base/zram" && mount /dev/zram0 "$base/zram"
+        echo "zram $base/zram"
+        ;;
+      slow)
+        [ -d /sys/fs/cgroup/blkio ] || { echo "validation-drives: no cgroup v1 blkio controller" >&2; false; }
+        mkdir -p "$cg" "$base/slow"
+        local src root_dev majmin f
+        src=$(findmnt -T /var/tmp -no SOURCE)
+        root_dev=$(lsblk -no PKNAME "$src" 2>/dev/null || true)
+        [ -n "$root_dev" ] || root_dev=$(basename "$src")
+        majmin=$(cat "/sys/block/$root_dev/dev")
+        for f in read_bps_device write_bps_device; do echo "$majmin 40000000" > "$cg/blkio.throttle.$f"; done
+        for f in read_iops_device write_iops_device; do echo "$majmin 1500" > "$cg/blkio.throttle.$f"; done
+        echo "slow $base/slow $cg"
+        ;;
+      hdd | usb)
+        [ -e /dev/fuse ] || { echo "validation-drives: no /dev/fuse" >&2; false; }
+        [ -x "$state/drivesim" ] || go build -o "$state/drivesim" ./tools/drivesim
+        local flags=${DRIVESIM_HDD:-}
+        [ "$d" = usb ] && flags=${DRIVESIM_USB:-}
+        # shellcheck disable=SC2086
+        model "$d" $flags
+        echo "$d $base/$d"
+        ;;
+      *)
+        echo "validation-drives: no drive '$d' (${all[*]})" >&2
+        false
+        ;;
+    esac
+  done
+  trap - ERR
+}
+
+case ${1:-} in
+  up) shift; up "$@" ;;
+  down) down ;;
+  list)
+    for d in "${all[@]}"; do
+      case $d in
+        vda) [ -d "$base/vda" ] && echo "vda $base/vda" ;;
+        slow) [ -d "$cg" ] && echo "slow $base/slow $cg" ;;
+        *) mountpoint -q "$base/$d" && echo "$d $base/$d" ;;
+      esac
+    done
+    ;;
+  *)
+    echo "usage: validation-drives.sh up [DRIVE…] | list | down" >&2
+    exit 2
+    ;;
+esac
