@@ -119,8 +119,15 @@ func runServe(cmd *cobra.Command, g *globals, o *serveOptions) error {
 		urlHost = "127.0.0.1"
 	}
 	// The sign-in URL, as Jupyter prints it; the token is also in the token
-	// file, readable only by the daemon's owner.
-	fmt.Fprintf(g.stdout, "serving http://%s/?token=%s (Ctrl-C to stop)\n", net.JoinHostPort(urlHost, strconv.Itoa(port)), srv.Secret())
+	// file, readable only by the daemon's owner. A service (--user) writes
+	// its output to a journal or a log file others may read: there, only
+	// where the token is.
+	addr := net.JoinHostPort(urlHost, strconv.Itoa(port))
+	if o.user != "" {
+		fmt.Fprintf(g.stdout, "serving http://%s/ for %s: sign in with the token in %s (readable only by %s)\n", addr, o.user, filepath.Join(st.Dir, "serve-token"), o.user)
+	} else {
+		fmt.Fprintf(g.stdout, "serving http://%s/?token=%s (Ctrl-C to stop)\n", addr, srv.Secret())
+	}
 	if f, ok := g.stdout.(*os.File); ok {
 		f.Sync()
 	}

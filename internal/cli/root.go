@@ -22,28 +22,63 @@ import (
 )
 
 // Version, Commit and Date are stamped at build time (goreleaser's
-// ldflags: -X github.com/ioshape/ioshape/internal/cli.Version=…); a plain
-// go build takes the commit and its time from the build's VCS stamp.
+// ldflags: -X github.com/ioshape/ioshape/internal/cli.Version=…, Date the
+// commit's time so that a release builds the same twice); `go install
+// …@vX` stamps none of them, and the module's version and VCS settings in
+// the build info stand in (init, below).
 var (
 	Version = "0.1.0-dev"
 	Commit  = ""
 	Date    = ""
 )
 
+// devVersion is Version when nothing stamped it.
+const devVersion = "0.1.0-dev"
+
+func init() {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return
+	}
+	if Version == devVersion && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		Version = strings.TrimPrefix(info.Main.Version, "v")
+	}
+}
+
+// buildDate is when the build's source was committed (stamped, or the VCS
+// stamp of a plain go build), RFC 3339; "" if unknown.
+func buildDate() string {
+	if Date != "" {
+		return Date
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.time" {
+				return s.Value
+			}
+		}
+	}
+	return ""
+}
+
 // versionLine is what --version prints.
 func versionLine() string {
-	commit, date, dirty := Commit, Date, false
+	commit, dirty := Commit, false
 	if info, ok := debug.ReadBuildInfo(); ok && Commit == "" {
 		for _, s := range info.Settings {
 			switch s.Key {
 			case "vcs.revision":
 				commit = s.Value
-			case "vcs.time":
-				if date == "" {
-					date = s.Value
-				}
 			case "vcs.modified":
 				dirty = s.Value == "true"
+			}
+		}
+		if commit == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			// go install …@vX: the module proxy's version names the commit
+			// (a pseudo-version ends with it).
+			commit = info.Main.Version
+			if i := strings.LastIndexByte(commit, '-'); i >= 0 && strings.Count(commit, "-") >= 2 {
+				commit = commit[i+1:]
 			}
 		}
 	}
@@ -54,7 +89,7 @@ func versionLine() string {
 	if dirty {
 		commit += "-dirty"
 	}
-	return fmt.Sprintf("ioshape %s (commit %s, built %s, %s %s/%s)", Version, commit, cmp.Or(date, "unknown"), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("ioshape %s (commit %s, built %s, %s %s/%s)", Version, commit, cmp.Or(buildDate(), "unknown"), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // globals are the flags every command shares.
