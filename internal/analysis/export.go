@@ -1,9 +1,12 @@
 package analysis
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/event"
@@ -134,4 +137,46 @@ func WriteThreadLogs(l *export.Iolog, base string, create func(name string, writ
 		logs = append(logs, name)
 	}
 	return logs, Describe(l, threads, files, total), nil
+}
+
+// ExportDatasetPart writes the trace's rows as its part of the dataset
+// at root (see export.DatasetPartition), through a temporary file renamed
+// into place; a trace already there is left as it is (written false).
+// as runs the file system operations as the dataset's owner (nil: as this
+// process).
+func ExportDatasetPart(ctx context.Context, t *Trace, root, id string, as func(func() error) error, watch Watch) (path string, rows int64, written bool, err error) {
+	if as == nil {
+		as = func(fn func() error) error { return fn() }
+	}
+	dir := filepath.Join(root, export.DatasetPartition(t.Meta(), id))
+	path = filepath.Join(dir, "part-0.parquet")
+	if _, err := os.Lstat(path); err == nil {
+		return path, 0, false, nil
+	}
+	var f *os.File
+	if err := as(func() (err error) {
+		if err = os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		f, err = os.CreateTemp(dir, ".part-*.tmp")
+		return err
+	}); err != nil {
+		return path, 0, false, err
+	}
+	defer os.Remove(f.Name())
+	bw := bufio.NewWriterSize(f, 1<<20)
+	rows, err = ExportRows(ctx, t, id, export.NewDatasetWriter(bw), watch)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = as(func() error {
+			os.Chmod(f.Name(), 0o644)
+			return os.Rename(f.Name(), path)
+		})
+	}
+	return path, rows, err == nil, err
 }

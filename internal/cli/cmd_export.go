@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/export"
 	"github.com/ioshape/ioshape/internal/replay"
+	"github.com/ioshape/ioshape/internal/store"
 	"github.com/ioshape/ioshape/internal/units"
 )
 
@@ -22,18 +24,24 @@ type exportOptions struct {
 	by           string
 	json         bool
 	perThread    bool
+	dataset      bool
+	all          bool
 }
 
 func newExportCommand(g *globals) *cobra.Command {
 	o := &exportOptions{}
 	c := &cobra.Command{
-		Use:   "export <trace> (--fio-job FILE | --fio-iolog FILE | --parquet FILE | --csv FILE)",
+		Use:   "export <trace> (--fio-job FILE | --fio-iolog FILE | --parquet FILE | --csv FILE | --parquet DIR --dataset)",
 		Short: "Write a trace for other tools: fio (a job with its shape, an iolog that replays it), Parquet or CSV (one row per I/O)",
 		Long: `Export --parquet (or --csv) writes one row per I/O with the event model's
 fields, for DuckDB, pandas/Polars or Spark: trace_id, host, label, layer, time,
 start_ns, dispatch_ns, end_ns, latency_ns, op, call, flags, device, major,
-minor, inode, offset, size, bytes, errno, pid, tid, comm, kernel (types and
-meanings in docs/export-columns.md). What the trace cannot show is null.
+minor, inode, byte_offset, size, bytes, errno, pid, tid, comm, kernel (types
+and meanings in docs/export-columns.md). What the trace cannot show is null.
+
+Export --parquet DIR --dataset adds traces (those named, or --all of the
+store's) to a hive-partitioned dataset, DIR/host=…/date=…/trace=…/: one table
+for a fleet that DuckDB and Spark read whole; a trace already there is kept.
 
 Export --fio-job writes a fio job file with the trace's shape: one job per
 phase classify finds, run in order (--by program: one per program, side by side),
@@ -55,8 +63,18 @@ each, together.`,
   fio --name=replay --read_iolog=launch.iolog --ioengine=libaio --iodepth=4 --direct=1
   ioshape export launch-cold --parquet launch.parquet
   duckdb -c "SELECT host, avg(latency_ns) FROM 'traces/*.parquet' GROUP BY host"`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runExport(cmd.Context(), g, o, args[0]) },
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.dataset {
+				return nil
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.dataset {
+				return runDataset(cmd.Context(), g, o, args)
+			}
+			return runExport(cmd.Context(), g, o, args[0])
+		},
 	}
 	c.Flags().StringVar(&o.iolog, "fio-iolog", "", "write a fio version 3 iolog here (- for standard output)")
 	c.Flags().StringVar(&o.job, "fio-job", "", "write a fio job file with the trace's shape here (- for standard output)")
@@ -64,6 +82,8 @@ each, together.`,
 	c.Flags().StringVar(&o.parquet, "parquet", "", "write one row per I/O as Parquet here (- for standard output)")
 	c.Flags().StringVar(&o.csv, "csv", "", "write one row per I/O as CSV here (- for standard output)")
 	c.Flags().BoolVar(&o.json, "json", false, "with --fio-job: print the jobs written as JSON on standard output")
+	c.Flags().BoolVar(&o.dataset, "dataset", false, "with --parquet DIR: add the traces to a hive-partitioned dataset there (host=…/date=…/trace=…)")
+	c.Flags().BoolVar(&o.all, "all", false, "with --dataset: every trace in the store")
 	c.Flags().BoolVar(&o.perThread, "per-thread", false, "with --fio-iolog FILE: a log per thread (FILE.t1, FILE.t2…) where threads issued synchronous I/O side by side")
 	return c
 }
@@ -196,5 +216,63 @@ func exportRows(ctx context.Context, g *globals, o *exportOptions, t *analysis.T
 	if out != "-" {
 		fmt.Fprintf(g.stderr, "%s rows (one per I/O) written to %s as %s\n", units.Count(n), out, kind)
 	}
+	return nil
+}
+
+// runDataset adds traces to a hive-partitioned Parquet dataset.
+func runDataset(ctx context.Context, g *globals, o *exportOptions, args []string) error {
+	switch {
+	case o.parquet == "" || o.parquet == "-" || o.csv != "" || o.job != "" || o.iolog != "":
+		return usageError{errors.New("--dataset goes with --parquet DIR (a directory) alone")}
+	case o.all && len(args) > 0:
+		return usageError{errors.New("name traces or give --all, not both")}
+	case !o.all && len(args) == 0:
+		return usageError{errors.New("name the traces to add, or give --all")}
+	}
+	if err := store.CheckLinks(o.parquet, store.InvokingUser()); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(o.parquet); err == nil && !fi.IsDir() {
+		return fmt.Errorf("--parquet %s: not a directory", o.parquet)
+	}
+	st, err := g.store()
+	if err != nil {
+		return err
+	}
+	if o.all {
+		if err := st.Each(func(sm store.Summary) bool {
+			if !strings.HasSuffix(sm.Path, store.Ext) {
+				return true // still being written, or cut short
+			}
+			args = append(args, sm.ID)
+			return true
+		}); err != nil {
+			return err
+		}
+	}
+	var added, kept, rows int64
+	for _, arg := range args {
+		t, err := g.open(arg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", arg, err)
+		}
+		id, _ := st.IDOf(t.Path())
+		_, n, written, err := analysis.ExportDatasetPart(ctx, t, o.parquet, id, store.InvokingUser().Do, g.watch)
+		t.Close()
+		if errors.Is(err, analysis.ErrSummary) {
+			fmt.Fprintf(g.stderr, "skipped %s: a summary trace has no per-I/O rows\n", arg)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", arg, err)
+		}
+		if written {
+			added++
+			rows += n
+		} else {
+			kept++
+		}
+	}
+	fmt.Fprintf(g.stderr, "%s: %d traces added (%s rows), %d already there\n", o.parquet, added, units.Count(rows), kept)
 	return nil
 }

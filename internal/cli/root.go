@@ -18,6 +18,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/analysis"
 	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/export"
 	"github.com/ioshape/ioshape/internal/store"
 )
 
@@ -44,6 +45,9 @@ func init() {
 		Version = strings.TrimPrefix(info.Main.Version, "v")
 	}
 }
+
+// Main's first act: files ioshape writes name its version.
+func stampVersion() { export.Version = Version }
 
 // buildDate is when the build's source was committed (stamped, or the VCS
 // stamp of a plain go build), RFC 3339; "" if unknown.
@@ -200,6 +204,7 @@ func Main(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) 
 			}
 		}()
 	}
+	stampVersion()
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(g)
 	root.SetArgs(args)

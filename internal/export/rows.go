@@ -21,9 +21,11 @@ type Row struct {
 	Host    string `parquet:"host,dict,zstd"`
 	Label   string `parquet:"label,dict,zstd"`
 	Layer   string `parquet:"layer,dict,zstd"`
-	// Time is the I/O's arrival on the wall clock: the trace's start plus
-	// StartNs.
-	Time       *int64  `parquet:"time,optional,timestamp(nanosecond),zstd"`
+	// Time is the I/O's arrival on the wall clock (the trace's start plus
+	// StartNs), in microseconds since 1970 UTC: a TIMESTAMP(MICROS) every
+	// engine reads (Spark refuses nanoseconds); StartNs keeps the
+	// nanoseconds.
+	Time       *int64  `parquet:"time,optional,timestamp(microsecond),zstd"`
 	StartNs    *int64  `parquet:"start_ns,optional,zstd"`
 	DispatchNs *int64  `parquet:"dispatch_ns,optional,zstd"`
 	EndNs      *int64  `parquet:"end_ns,optional,zstd"`
@@ -35,7 +37,9 @@ type Row struct {
 	Major      int32   `parquet:"major,zstd"`
 	Minor      int32   `parquet:"minor,zstd"`
 	Inode      *int64  `parquet:"inode,optional,zstd"`
-	Offset     *int64  `parquet:"offset,optional,zstd"`
+	// ByteOffset is the I/O's offset in bytes ("offset" is a reserved
+	// word in SQL).
+	ByteOffset *int64 `parquet:"byte_offset,optional,zstd"`
 	Size       *int64  `parquet:"size,optional,zstd"`
 	Bytes      *int64  `parquet:"bytes,optional,zstd"`
 	Errno      int32   `parquet:"errno,zstd"`
@@ -47,7 +51,7 @@ type Row struct {
 
 // Columns are the column names, in order (the CSV header).
 var Columns = []string{"trace_id", "host", "label", "layer", "time", "start_ns", "dispatch_ns", "end_ns", "latency_ns",
-	"op", "call", "flags", "device", "major", "minor", "inode", "offset", "size", "bytes", "errno", "pid", "tid", "comm", "kernel"}
+	"op", "call", "flags", "device", "major", "minor", "inode", "byte_offset", "size", "bytes", "errno", "pid", "tid", "comm", "kernel"}
 
 // RowMaker turns a trace's events into rows: the trace's identity, its
 // device names and what it cannot show are known once.
@@ -93,7 +97,7 @@ func (m *RowMaker) Row(e *event.Event, r *Row) {
 		r.Device = e.Dev.String()
 	}
 	if !m.noTime {
-		r.StartNs, r.Time = i64(e.Start), i64(m.start+e.Start)
+		r.StartNs, r.Time = i64(e.Start), i64((m.start+e.Start)/1e3)
 	}
 	if e.Flags&event.FlagDispatched != 0 && !m.noTime {
 		r.DispatchNs = i64(e.Dispatch)
@@ -114,7 +118,7 @@ func (m *RowMaker) Row(e *event.Event, r *Row) {
 		r.Inode = i64(int64(e.Inode))
 	}
 	if e.Offset >= 0 && !m.noOffset {
-		r.Offset = i64(e.Offset)
+		r.ByteOffset = i64(e.Offset)
 	}
 	if !m.noSize {
 		r.Size, r.Bytes = i64(e.Size), i64(e.Bytes)
@@ -140,9 +144,13 @@ type parquetWriter struct {
 	n     int
 }
 
+// Version is the ioshape version files name as their maker (Parquet's
+// created_by); the command line sets it.
+var Version = "unknown"
+
 // NewParquetWriter writes rows as Parquet (zstd, dictionary-encoded names).
 func NewParquetWriter(w io.Writer) RowWriter {
-	return &parquetWriter{w: parquet.NewGenericWriter[Row](w, parquet.CreatedBy("ioshape", "", "")), batch: make([]Row, 0, 4096)}
+	return &parquetWriter{w: parquet.NewGenericWriter[Row](w, parquet.CreatedBy("ioshape", Version, "")), batch: make([]Row, 0, 4096)}
 }
 
 func (p *parquetWriter) Write(r *Row) error {
@@ -205,10 +213,10 @@ func (c *csvWriter) Write(r *Row) error {
 	}
 	t := ""
 	if r.Time != nil {
-		t = time.Unix(0, *r.Time).UTC().Format(time.RFC3339Nano)
+		t = time.UnixMicro(*r.Time).UTC().Format(time.RFC3339Nano)
 	}
 	copy(c.rec, []string{r.TraceID, r.Host, r.Label, r.Layer, t, n(r.StartNs), n(r.DispatchNs), n(r.EndNs), n(r.LatencyNs),
-		s(r.Op), s(r.Call), r.Flags, r.Device, strconv.Itoa(int(r.Major)), strconv.Itoa(int(r.Minor)), n(r.Inode), n(r.Offset),
+		s(r.Op), s(r.Call), r.Flags, r.Device, strconv.Itoa(int(r.Major)), strconv.Itoa(int(r.Minor)), n(r.Inode), n(r.ByteOffset),
 		n(r.Size), n(r.Bytes), strconv.Itoa(int(r.Errno)), n(r.Pid), n(r.Tid), s(r.Comm), strconv.FormatBool(r.Kernel)})
 	return c.w.Write(c.rec)
 }
