@@ -772,8 +772,17 @@ func TestRecordNeedsRoot(t *testing.T) {
 // to that user.
 func TestRecordAsInvokingUser(t *testing.T) {
 	requireTracing(t)
-	dir, store := workdir(t), filepath.Join(t.TempDir(), "store")
+	dir := workdir(t)
 	os.Chmod(dir, 0o777)
+	// The invoking user's own directory holds their store, as a home does:
+	// ioshape writes there as them.
+	home, err := os.MkdirTemp("", "ioshape-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.Chown(home, 65534, 65534)
+	store := filepath.Join(home, "store")
 	out := filepath.Join(dir, "uid")
 	env := []string{"SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody"}
 	r := ioshape(t, env, "--store", store, "record", "--backend", testBackend, "--", "/bin/sh", "-c", "id -u > "+out)

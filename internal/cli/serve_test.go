@@ -382,9 +382,15 @@ func TestServeForANamedUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testutil.Unavailable(t, "serve --user for another user needs root")
 	}
-	store := filepath.Join(t.TempDir(), "nobody-store")
-	os.MkdirAll(store, 0o755)
-	os.Chown(store, 65534, 65534)
+	// The user's own directory (outside the test's 0700 temporary one):
+	// the daemon writes there as them.
+	home, err := os.MkdirTemp("", "ioshape-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.Chown(home, 65534, 65534)
+	store := filepath.Join(home, "nobody-store")
 	c := ioshapeCmd(nil, "--store", store, "serve", "--user", "nobody", "--addr", "127.0.0.1:0")
 	stdout, _ := c.StdoutPipe()
 	var errb lockedBuffer
@@ -393,8 +399,10 @@ func TestServeForANamedUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	// A service's output goes to a journal or log others may read: it
+	// names the token file, never the token.
 	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.Contains(line, "/?token=") {
+	if err != nil || strings.Contains(line, "token=") || !strings.Contains(line, filepath.Join(store, "serve-token")) {
 		t.Fatalf("serve --user nobody printed %q (%v); stderr %s", line, err, errb.String())
 	}
 	fi, err := os.Stat(filepath.Join(store, "serve-token"))
@@ -403,6 +411,12 @@ func TestServeForANamedUser(t *testing.T) {
 	}
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || fi.Mode().Perm() != 0o600 {
 		t.Errorf("token file uid %d mode %v, want 65534 and 0600", st.Uid, fi.Mode().Perm())
+	}
+	// The store the daemon made is theirs: their own import works in it.
+	for _, p := range []string{store, filepath.Join(store, "traces")} {
+		if fi, err := os.Stat(p); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 65534 {
+			t.Errorf("%s is not the user's: %v", p, err)
+		}
 	}
 	r := ioshape(t, nil, "--store", store, "serve", "--user", "no-such-user-here", "--addr", "127.0.0.1:0")
 	if r.code != 2 || !strings.Contains(singleLine(t, r.stderr), "--user: ") {
