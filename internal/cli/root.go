@@ -189,6 +189,7 @@ application asked for) and the block layer (what the drive saw), and profiles it
 	root.PersistentFlags().StringVar(&g.storeDir, "store", "", "trace store directory (default: the per-user data directory)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRecordCommand(g), newLsCommand(g), newShowCommand(g), newEventsCommand(g), newClassifyCommand(g), newPatternsCommand(g), newImportCommand(g), newReportCommand(g), newCompareCommand(g), newServeCommand(g), newBenchCommand(g), newDrivesCommand(g), newPredictCommand(g), newExportCommand(g), newReplayCommand(g), newManCommand(root))
+	registerCompletions(g, root)
 	return root
 }
 
