@@ -39,7 +39,7 @@ type Row struct {
 	Inode      *int64  `parquet:"inode,optional,zstd"`
 	// ByteOffset is the I/O's offset in bytes ("offset" is a reserved
 	// word in SQL).
-	ByteOffset *int64 `parquet:"byte_offset,optional,zstd"`
+	ByteOffset *int64  `parquet:"byte_offset,optional,zstd"`
 	Size       *int64  `parquet:"size,optional,zstd"`
 	Bytes      *int64  `parquet:"bytes,optional,zstd"`
 	Errno      int32   `parquet:"errno,zstd"`

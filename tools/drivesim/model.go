@@ -98,7 +98,6 @@ func (d *hdd) serve(now time.Time, write bool, off, size int64) time.Duration {
 type usbBridge struct {
 	perCommand time.Duration
 	mbs        float64
-	mu         sync.Mutex
 }
 
 func newUSBBridge() *usbBridge { return &usbBridge{perCommand: time.Millisecond, mbs: 40} }
