@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -65,6 +66,17 @@ func TestCompletionOffersTracesDrivesAndValues(t *testing.T) {
 			if strings.Contains(got, n) {
 				t.Errorf("%v: %q offers %s", c.args, got, n)
 			}
+		}
+	}
+}
+
+// go install …@vX stamps no ldflags: the module's version in the build
+// info stands for the release, a local build's "(devel)" for nothing.
+func TestModuleVersion(t *testing.T) {
+	for in, want := range map[string]string{"v1.4.2": "1.4.2", "v0.0.0-20261126095103-fa219d5abcde": "0.0.0-20261126095103-fa219d5abcde", "(devel)": "", "": ""} {
+		info := &debug.BuildInfo{Main: debug.Module{Path: "github.com/ioshape/ioshape", Version: in}}
+		if got := moduleVersion(info); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracefile"
+	"github.com/parquet-go/parquet-go"
 )
 
 // writeFleetTrace writes a trace as a recording on host would: both
@@ -101,6 +102,20 @@ func TestFleetDatasetDuckDBAndSpark(t *testing.T) {
 	if len(parts) != 12 || !strings.Contains(strings.Join(parts, " "), "host=studio%2F3") {
 		t.Fatalf("parts: %v", parts)
 	}
+	// Each part names its maker with its version.
+	f, err := os.Open(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, fi.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cb := pf.Metadata().CreatedBy; !strings.HasPrefix(cb, "ioshape version ") || strings.HasSuffix(cb, "version ") {
+		t.Errorf("created_by %q: want ioshape and its version", cb)
+	}
+	f.Close()
 	// It grows: one more trace is added, the twelve kept.
 	writeFleetTrace(t, store, fleetID(999), "mac-01", time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), 2000, 99)
 	r = ioshape(t, nil, "--store", store, "export", "--parquet", dataset, "--dataset", "--all")

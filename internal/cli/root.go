@@ -37,13 +37,18 @@ var (
 const devVersion = "0.1.0-dev"
 
 func init() {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return
+	if info, ok := debug.ReadBuildInfo(); ok && Version == devVersion {
+		Version = cmp.Or(moduleVersion(info), Version)
 	}
-	if Version == devVersion && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		Version = strings.TrimPrefix(info.Main.Version, "v")
+}
+
+// moduleVersion is the version go install stamps in the build info
+// (v1.2.3, or a pseudo-version), without its v; "" for a local build.
+func moduleVersion(info *debug.BuildInfo) string {
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return strings.TrimPrefix(v, "v")
 	}
+	return ""
 }
 
 // Main's first act: files ioshape writes name its version.
