@@ -19,7 +19,8 @@
 #   sudo bash scripts/validation-drives.sh down           # all of them, whatever state they are in
 #
 # DRIVESIM_HDD and DRIVESIM_USB add flags to the models (e.g.
-# DRIVESIM_HDD="--rpm 7200 --full-stroke 15ms"). A drive that cannot be set
+# DRIVESIM_HDD="--rpm 7200 --full-stroke 15ms"); DRIVESIM_SIZE is their
+# size in bytes (4 GiB). A drive that cannot be set
 # up fails `up`, which tears down what it made before failing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,7 +52,7 @@ down() {
 # model NAME FLAGS…: a drivesim-served file, a loop device with direct I/O
 # over it, ext4 on that, mounted at $base/NAME.
 model() {
-  local name=$1 size=$((4 << 30))
+  local name=$1 size=${DRIVESIM_SIZE:-$((4 << 30))}
   shift
   mkdir -p "$state/$name.fuse" "$base/$name"
   "$state/drivesim" --model "$name" --size "$size" --backing "$base/$name.img" --mount "$state/$name.fuse" "$@" > "$state/$name.log" 2>&1 &
