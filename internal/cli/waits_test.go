@@ -97,13 +97,7 @@ func TestImportWaitingOnFIFOEndsOnSignal(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(500 * time.Millisecond)
-		c.Process.Signal(sig)
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			c.Process.Kill()
+		if !endsOn(c, sig) {
 			t.Fatalf("%v: the import waiting on its FIFO did not end", sig)
 		}
 		if c.ProcessState.ExitCode() == 0 {
@@ -119,13 +113,22 @@ func TestImportOfZerosEndsOnSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
-	c.Process.Signal(syscall.SIGINT)
+	if !endsOn(c, syscall.SIGINT) {
+		t.Fatal("an import of /dev/zero did not end on Ctrl-C")
+	}
+}
+
+// endsOn sends c sig and reports whether it ends within 10 s (it is
+// killed if not).
+func endsOn(c *exec.Cmd, sig os.Signal) bool {
+	c.Process.Signal(sig)
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
 	select {
 	case <-done:
+		return true
 	case <-time.After(10 * time.Second):
 		c.Process.Kill()
-		t.Fatal("an import of /dev/zero did not end on Ctrl-C")
+		return false
 	}
 }

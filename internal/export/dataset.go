@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
@@ -83,45 +81,13 @@ type datasetRow struct {
 	Kernel     bool    `parquet:"kernel"`
 }
 
-type datasetWriter struct {
-	w     *parquet.GenericWriter[datasetRow]
-	batch []datasetRow
-	n     int
-}
-
 // NewDatasetWriter writes rows as one part of a dataset: Parquet without
 // the host column (see DatasetPartition).
 func NewDatasetWriter(w io.Writer) RowWriter {
-	return &datasetWriter{w: parquet.NewGenericWriter[datasetRow](w, parquet.CreatedBy("ioshape", Version, "")), batch: make([]datasetRow, 0, 4096)}
-}
-
-func (d *datasetWriter) Write(r *Row) error {
-	d.batch = append(d.batch, datasetRow{TraceID: r.TraceID, Label: r.Label, Layer: r.Layer, Time: r.Time, StartNs: r.StartNs,
-		DispatchNs: r.DispatchNs, EndNs: r.EndNs, LatencyNs: r.LatencyNs, Op: r.Op, Call: r.Call, Flags: r.Flags, Device: r.Device,
-		Major: r.Major, Minor: r.Minor, Inode: r.Inode, ByteOffset: r.ByteOffset, Size: r.Size, Bytes: r.Bytes, Errno: r.Errno,
-		Pid: r.Pid, Tid: r.Tid, Comm: r.Comm, Kernel: r.Kernel})
-	if len(d.batch) == cap(d.batch) {
-		return d.flush()
-	}
-	return nil
-}
-
-func (d *datasetWriter) flush() error {
-	if _, err := d.w.Write(d.batch); err != nil {
-		return err
-	}
-	d.n += len(d.batch)
-	d.batch = d.batch[:0]
-	if d.n >= rowGroup {
-		d.n = 0
-		return d.w.Flush()
-	}
-	return nil
-}
-
-func (d *datasetWriter) Close() error {
-	if err := d.flush(); err != nil {
-		return err
-	}
-	return d.w.Close()
+	return newParquetWriter(w, func(r *Row) datasetRow {
+		return datasetRow{TraceID: r.TraceID, Label: r.Label, Layer: r.Layer, Time: r.Time, StartNs: r.StartNs,
+			DispatchNs: r.DispatchNs, EndNs: r.EndNs, LatencyNs: r.LatencyNs, Op: r.Op, Call: r.Call, Flags: r.Flags, Device: r.Device,
+			Major: r.Major, Minor: r.Minor, Inode: r.Inode, ByteOffset: r.ByteOffset, Size: r.Size, Bytes: r.Bytes, Errno: r.Errno,
+			Pid: r.Pid, Tid: r.Tid, Comm: r.Comm, Kernel: r.Kernel}
+	})
 }

@@ -138,10 +138,16 @@ type RowWriter interface {
 // buffers, so memory stays flat however long the trace.
 const rowGroup = 1 << 20
 
-type parquetWriter struct {
-	w     *parquet.GenericWriter[Row]
-	batch []Row
+// parquetWriter writes rows as T, batched, in row groups of rowGroup rows.
+type parquetWriter[T any] struct {
+	w     *parquet.GenericWriter[T]
+	batch []T
 	n     int
+	conv  func(*Row) T
+}
+
+func newParquetWriter[T any](w io.Writer, conv func(*Row) T) *parquetWriter[T] {
+	return &parquetWriter[T]{w: parquet.NewGenericWriter[T](w, parquet.CreatedBy("ioshape", Version, "")), batch: make([]T, 0, 4096), conv: conv}
 }
 
 // Version is the ioshape version files name as their maker (Parquet's
@@ -150,18 +156,18 @@ var Version = "unknown"
 
 // NewParquetWriter writes rows as Parquet (zstd, dictionary-encoded names).
 func NewParquetWriter(w io.Writer) RowWriter {
-	return &parquetWriter{w: parquet.NewGenericWriter[Row](w, parquet.CreatedBy("ioshape", Version, "")), batch: make([]Row, 0, 4096)}
+	return newParquetWriter(w, func(r *Row) Row { return *r })
 }
 
-func (p *parquetWriter) Write(r *Row) error {
-	p.batch = append(p.batch, *r)
+func (p *parquetWriter[T]) Write(r *Row) error {
+	p.batch = append(p.batch, p.conv(r))
 	if len(p.batch) == cap(p.batch) {
 		return p.flush()
 	}
 	return nil
 }
 
-func (p *parquetWriter) flush() error {
+func (p *parquetWriter[T]) flush() error {
 	if _, err := p.w.Write(p.batch); err != nil {
 		return err
 	}
@@ -174,7 +180,7 @@ func (p *parquetWriter) flush() error {
 	return nil
 }
 
-func (p *parquetWriter) Close() error {
+func (p *parquetWriter[T]) Close() error {
 	if err := p.flush(); err != nil {
 		return err
 	}
