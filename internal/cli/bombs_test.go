@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/event"
-	"github.com/ioshape/ioshape/internal/testutil"
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
@@ -94,7 +93,7 @@ func TestBombsBoundedMemory(t *testing.T) {
 			for _, args := range [][]string{{"show", path}, {"classify", path}, {"report", "-o", path + ".html", path}, {"ls"}} {
 				r, mib, took := runBounded(t, append([]string{"--store", st}, args...)...)
 				t.Logf("%s: %.0f MiB, %v, exit %d", args[0], mib, took, r.code)
-				if lim := bombLimitMiB * 1.0; mib > lim*testutil.RaceScale() {
+				if mib > bombLimitMiB {
 					t.Errorf("%s of %s: %.0f MiB, the limit is %d MiB", args[0], c.name, mib, bombLimitMiB)
 				}
 				if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
@@ -136,7 +135,7 @@ func TestOneTimestampBoundedMemory(t *testing.T) {
 		if r.code != 0 {
 			t.Errorf("%s: %s", args[0], r.stderr)
 		}
-		if mib > bombLimitMiB*testutil.RaceScale() {
+		if mib > bombLimitMiB {
 			t.Errorf("%s of 3 M I/Os at one instant: %.0f MiB, the limit is %d MiB", args[0], mib, bombLimitMiB)
 		}
 	}
@@ -178,7 +177,7 @@ func TestImportNamesAndDevicesBounded(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("import %s: %s", c.format, r.stderr)
 		}
-		if mib > bombLimitMiB*testutil.RaceScale() {
+		if mib > bombLimitMiB {
 			t.Errorf("import %s: %.0f MiB, the limit is %d MiB", c.format, mib, bombLimitMiB)
 		}
 		id := strings.Fields(r.stdout)[0]

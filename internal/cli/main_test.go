@@ -38,7 +38,11 @@ func TestMain(m *testing.M) {
 	if file := os.Getenv("IOSHAPE_TEST_MAXRSS"); file != "" {
 		os.Exit(measureMain(file))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if plainDir != "" {
+		os.RemoveAll(plainDir)
+	}
+	os.Exit(code)
 }
 
 // measureMain runs ioshape with this process's arguments as its child and
@@ -49,6 +53,9 @@ func TestMain(m *testing.M) {
 // executed, is small when it forks.
 func measureMain(file string) int {
 	c := exec.Command(os.Args[0], os.Args[1:]...)
+	if plain := os.Getenv("IOSHAPE_TEST_PLAIN"); plain != "" {
+		c = exec.Command(plain, os.Args[1:]...) // see plainBinary
+	}
 	c.Env = append(os.Environ(), "IOSHAPE_AS_MAIN=1", "IOSHAPE_TEST_MAXRSS=")
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err := c.Run()

@@ -130,13 +130,3 @@ type CountSink struct{ N, Rows int }
 func (c *CountSink) Write(*event.Event) error          { c.N++; return nil }
 func (c *CountSink) WriteSummary(*event.Summary) error { c.Rows++; return nil }
 func (c *CountSink) FlushIfDue(time.Duration) error    { return nil }
-
-// RaceScale is what a bound on memory or time is multiplied by: 1, or 3
-// under the race detector (its shadow memory and checks; 1.2–1.5× memory
-// and 2× time measured on the hostile-trace tests).
-func RaceScale() float64 {
-	if Race {
-		return 3
-	}
-	return 1
-}
