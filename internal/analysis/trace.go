@@ -98,6 +98,3 @@ func (t *Trace) Summaries(ctx context.Context, what string, watch Watch, fn func
 
 // ErrSummary is returned for a summary trace by what needs each I/O.
 var ErrSummary = errors.New("recorded with --summary, the trace holds histograms per second, not the I/Os this needs: record again without --summary")
-
-// Meta reads a trace's header and footer without reading its events.
-func Meta(path string) (tracefile.Meta, error) { return tracefile.ReadMeta(path) }

@@ -91,7 +91,6 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 	if err != nil {
 		return err
 	}
-	g.chownToInvoker(path)
 	if id != "" {
 		if st := g.storeIfAny(); st != nil {
 			if err := st.Add(id); err != nil {

@@ -15,35 +15,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/testutil"
-	"github.com/ioshape/ioshape/internal/tracefile"
 	"github.com/parquet-go/parquet-go"
 )
 
-// writeFleetTrace writes a trace as a recording on host would: both
-// layers, a few processes and devices, sizes 4 KiB–1 MiB.
+// writeFleetTrace writes a generated trace into the store's directory.
 func writeFleetTrace(t *testing.T, store, id, host string, day time.Time, n, seed int) {
 	t.Helper()
 	dir := filepath.Join(store, "traces")
 	os.MkdirAll(dir, 0o755)
-	w, err := tracefile.Create(filepath.Join(dir, id+".iotrace"), tracefile.Header{ID: id, Host: host, Label: "launch " + host, Start: day, Tool: "ioshape-test", Backend: "generated"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	comms := []string{"Safari", "Finder", "cp", "mds_stores"}
-	for i := range n {
-		k := i*7919 + seed*104729
-		e := event.Event{Layer: event.Layer(k % 2), Op: event.Op(k % 3 % 2), Start: int64(i) * 20_000, Size: 4096 << (k % 9),
-			Dev: event.Dev{Major: 1, Minor: uint32(k % 3)}, Pid: uint32(100 + k%4), Tid: uint32(100 + k%4), Comm: comms[k%4]}
-		e.End = e.Start + int64(50_000+k%997*1000)
-		e.Bytes, e.Offset = e.Size, int64(k%100_000)*4096
-		if err := w.Write(&e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	devs := []event.Device{{Major: 1, Minor: 0, Name: "disk0"}, {Major: 1, Minor: 1, Name: "disk2"}, {Major: 1, Minor: 2, Name: "disk4"}}
-	if err := w.Close(tracefile.Footer{DurationNs: int64(n) * 20_000, Devices: devs}); err != nil {
+	if err := testutil.WriteFleetTrace(filepath.Join(dir, id+".iotrace"), id, host, day, n, seed); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -143,14 +143,6 @@ func openWriteNoWait(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// chownToInvoker gives a file ioshape made to the user who ran sudo, and
-// says so if it cannot.
-func (g *globals) chownToInvoker(path string) {
-	if err := store.InvokingUser().Chown(path); err != nil {
-		fmt.Fprintf(g.stderr, "warning: %s stays owned by root: %v\n", path, err)
-	}
-}
-
 // writeTo writes through a buffer and closes f, with the first error.
 func writeTo(f *os.File, write func(io.Writer) error) error {
 	w := bufio.NewWriter(f)

@@ -57,8 +57,8 @@ func keyOf(path string) (cacheKey, error) {
 	return cacheKey{path, fi.Size(), fi.ModTime()}, nil
 }
 
-// peek returns a cached analysis without computing one.
-func (c *cache) peek(path string) *report.Analysis {
+// peek returns a cached entry without computing one.
+func (c *cache) peek(path string) *cacheEntry {
 	k, err := keyOf(path)
 	if err != nil {
 		return nil
@@ -67,64 +67,65 @@ func (c *cache) peek(path string) *report.Analysis {
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[k]; ok {
 		c.order.MoveToFront(el)
-		return el.Value.(*cacheEntry).a
+		return el.Value.(*cacheEntry)
 	}
 	return nil
 }
 
-// get returns the analysis of the trace at path, computing it if needed.
-func (c *cache) get(ctx context.Context, path string) (*report.Analysis, error) {
-	if a := c.peek(path); a != nil {
-		return a, nil
+// entry returns the cached entry of the trace at path, analysing it if
+// needed; fresh says the analysis was made now.
+func (c *cache) entry(ctx context.Context, path string) (e *cacheEntry, fresh bool, err error) {
+	if e := c.peek(path); e != nil {
+		return e, false, nil
 	}
 	c.work.Lock()
 	defer c.work.Unlock()
-	if a := c.peek(path); a != nil { // computed while we waited
-		return a, nil
+	if e := c.peek(path); e != nil { // computed while we waited
+		return e, false, nil
 	}
 	k, err := keyOf(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	t, err := analysis.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer t.Close()
 	a, err := analysis.Analyze(ctx, t, profile.Options{}, classify.Options{}, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	e = &cacheEntry{key: k, a: a}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.byKey[k] = c.order.PushFront(&cacheEntry{key: k, a: a})
+	c.byKey[k] = c.order.PushFront(e)
 	for c.order.Len() > c.max {
 		el := c.order.Back()
 		delete(c.byKey, el.Value.(*cacheEntry).key)
 		c.order.Remove(el)
 	}
-	return a, nil
+	return e, true, nil
+}
+
+// get returns the analysis of the trace at path, computing it if needed;
+// fresh says it was made now.
+func (c *cache) get(ctx context.Context, path string) (*report.Analysis, bool, error) {
+	e, fresh, err := c.entry(ctx, path)
+	if err != nil {
+		return nil, false, err
+	}
+	return e.a, fresh, nil
 }
 
 // page returns the trace's report page as render makes it from its
 // analysis, rendered once per trace version (path, size, modification
 // time) however many ask at once; fresh says the analysis was made now.
-func (c *cache) page(ctx context.Context, path string, render func(*report.Analysis) []byte) (page []byte, a *report.Analysis, err error) {
-	a, err = c.get(ctx, path)
+func (c *cache) page(ctx context.Context, path string, render func(*report.Analysis) []byte) (page []byte, a *report.Analysis, fresh bool, err error) {
+	e, fresh, err := c.entry(ctx, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	k, err := keyOf(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	c.mu.Lock()
-	el, ok := c.byKey[k]
-	c.mu.Unlock()
-	if !ok || el.Value.(*cacheEntry).a != a {
-		return render(a), a, nil // evicted or rewritten meanwhile: render it alone
-	}
-	e := el.Value.(*cacheEntry)
-	e.once.Do(func() { e.page = render(a) })
-	return e.page, a, nil
+	e.once.Do(func() { e.page = render(e.a) })
+	return e.page, e.a, fresh, nil
 }

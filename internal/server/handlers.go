@@ -59,33 +59,35 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // entry finds a trace in the store by its exact ID, answering the request
 // itself when there is none.
-func (s *Server) entry(w http.ResponseWriter, id string) (store.Entry, bool) {
-	e, err := s.cfg.Store.ByID(id)
+func (s *Server) entry(w http.ResponseWriter, id string) (path string, ok bool) {
+	path, err := s.cfg.Store.PathByID(id)
 	if errors.Is(err, store.ErrNoTrace) {
 		httpError(w, http.StatusNotFound, "no trace %q", id)
-		return e, false
+		return "", false
 	}
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "cannot read the store: %v", err)
-		return e, false
+		return "", false
 	}
-	return e, true
+	return path, true
 }
 
 // trace finds the analysis for a trace ID from the URL. Only exact,
 // well-formed IDs are accepted, and the file comes from the store's
 // listing, so no request names a path.
 func (s *Server) trace(w http.ResponseWriter, r *http.Request, id string) (*report.Analysis, bool) {
-	e, ok := s.entry(w, id)
+	path, ok := s.entry(w, id)
 	if !ok {
 		return nil, false
 	}
-	a, err := s.cache.get(r.Context(), e.Path)
+	a, fresh, err := s.cache.get(r.Context(), path)
 	if err != nil {
 		httpError(w, http.StatusUnprocessableEntity, "cannot read trace %s: %v", id, err)
 		return nil, false
 	}
-	s.noteBestMatch(id, a)
+	if fresh {
+		s.noteBestMatch(id, a) // once per analysis, not per view
+	}
 	return a, true
 }
 
@@ -199,11 +201,11 @@ func writePage(w http.ResponseWriter, p *webreport.Page) {
 
 func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	e, ok := s.entry(w, id)
+	path, ok := s.entry(w, id)
 	if !ok {
 		return
 	}
-	page, a, err := s.cache.page(r.Context(), e.Path, func(a *report.Analysis) []byte {
+	page, a, fresh, err := s.cache.page(r.Context(), path, func(a *report.Analysis) []byte {
 		s.renders.Add(1)
 		var b bytes.Buffer
 		webreport.Report(a, webreport.Options{Nav: true, Nonce: pageNonce}).Write(&b)
@@ -213,7 +215,9 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnprocessableEntity, "cannot read trace %s: %v", id, err)
 		return
 	}
-	s.noteBestMatch(id, a)
+	if fresh {
+		s.noteBestMatch(id, a)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(bytes.ReplaceAll(page, []byte(pageNonce), []byte(nonceOf(r))))
 }

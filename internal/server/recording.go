@@ -243,7 +243,7 @@ func (s *Server) apiStartRecording(w http.ResponseWriter, r *http.Request) {
 		res, err := rec.Run(ctx, id, path)
 		if res.Events > 0 && s.ctx.Err() == nil {
 			// Classified now, so the list shows its best match.
-			a, _ := s.cache.get(s.ctx, path)
+			a, _, _ := s.cache.get(s.ctx, path)
 			s.noteBestMatch(id, a)
 		}
 		j.mu.Lock()

@@ -86,8 +86,8 @@ func SummaryOf(id, path string, m tracefile.Meta, partial bool, err error) Summa
 // (by a recording or an import, whatever its header says yet), or cut
 // short, with the events it holds.
 func partialSummary(id, path string) Summary {
-	m, err := tracefile.ReadMeta(path)
 	if tracefile.InProgress(path) {
+		m, _ := tracefile.ReadMeta(path)
 		sm := SummaryOf(id, path, m, true, nil)
 		sm.Status = "recording"
 		if m.Header.Target.Mode == "import" {
@@ -95,14 +95,16 @@ func partialSummary(id, path string) Summary {
 		}
 		return sm
 	}
-	sm := SummaryOf(id, path, m, true, err)
-	if err == nil {
-		n, cerr := tracefile.CountEvents(path)
-		sm.Events = n
-		sm.Status = "cut short: the recorder stopped before finishing; " + fmt.Sprintf("%d events readable", n)
-		if cerr != nil {
-			sm.Status += " (" + cerr.Error() + ")"
-		}
+	// Cut short: its header and the events it holds, in one read.
+	m, n, err := tracefile.CountEvents(path)
+	if m.Header.FormatVersion == 0 { // not even its header could be read
+		return SummaryOf(id, path, m, true, err)
+	}
+	sm := SummaryOf(id, path, m, true, nil)
+	sm.Events = n
+	sm.Status = fmt.Sprintf("cut short: the recorder stopped before finishing; %d events readable", n)
+	if err != nil {
+		sm.Status += " (" + err.Error() + ")"
 	}
 	return sm
 }

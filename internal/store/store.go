@@ -259,19 +259,25 @@ var ErrNoTrace = errors.New("no such trace")
 // path is made from the validated ID, never taken from the argument, and
 // only that one file is opened.
 func (s *Store) ByID(id string) (Entry, error) {
+	path, err := s.PathByID(id)
+	if err != nil {
+		return Entry{}, err
+	}
+	m, err := tracefile.ReadMeta(path)
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{ID: id, Path: path, Partial: strings.HasSuffix(path, tracefile.PartialSuffix), Meta: m}, nil
+}
+
+// PathByID is ByID's path alone, without opening the trace: for a caller
+// that reads it once itself (the daemon's cache).
+func (s *Store) PathByID(id string) (string, error) {
 	if !ValidID(id) || len(id) != len(newID()) {
-		return Entry{}, ErrNoTrace
+		return "", ErrNoTrace
 	}
-	for _, partial := range []bool{false, true} {
-		path := s.pathOf(id, partial)
-		if !s.owned(path) {
-			continue
-		}
-		m, err := tracefile.ReadMeta(path)
-		if err != nil {
-			return Entry{}, err
-		}
-		return Entry{ID: id, Path: path, Partial: partial, Meta: m}, nil
+	if path, ok := s.byExactID(id); ok {
+		return path, nil
 	}
-	return Entry{}, ErrNoTrace
+	return "", ErrNoTrace
 }

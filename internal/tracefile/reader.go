@@ -675,17 +675,18 @@ func InProgress(path string) bool {
 	return err == syscall.EWOULDBLOCK
 }
 
-// CountEvents counts the events a trace file holds as far as it can be
-// read (for an unfinished one, which has no footer to say).
-func CountEvents(path string) (int64, error) {
+// CountEvents reads a trace file's header and counts the events it holds
+// as far as it can be read (for an unfinished one, which has no footer to
+// say); the meta is there whenever the header could be read.
+func CountEvents(path string) (Meta, int64, error) {
 	r, err := Open(path)
 	if err != nil {
-		return 0, err
+		return Meta{}, 0, err
 	}
 	defer r.Close()
 	var n int64
 	for b := r.NextBatch(); b != nil; b = r.NextBatch() {
 		n += int64(len(b))
 	}
-	return n, r.Err()
+	return r.Meta(), n, r.Err()
 }
