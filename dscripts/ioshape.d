@@ -11,11 +11,15 @@
  * Oracle DTrace for Linux's documentation.
  *
  * One line per completed I/O (comm last: it may hold spaces):
- *   READY dtrace <timestamp> <platform>
+ *   READY dtrace <timestamp> <platform> <walltimestamp>
  *       tracing has begun; the platform (darwin, linux) says how to read
- *       block numbers (device blocks on macOS, 512-byte sectors on Linux)
+ *       block numbers (device blocks on macOS, 512-byte sectors on Linux);
+ *       walltimestamp (ns since 1970) dates the trace
  *   I start done major minor blkno bcount bytes error flags pid tid comm
- *       block layer, io:::start to io:::done; bytes = b_bcount - b_resid;
+ *       block layer, io:::start to io:::done; bcount is b_bcount at
+ *       io:::start, the request's size, kept per request; bytes is
+ *       b_bcount - b_resid at io:::done, which on Linux describes only the
+ *       last part of a request the kernel split, so sizes come from bcount;
  *       flags are ioshape's: 1 read, 2 async, 4 physical (uncached),
  *       8 paging, 16 metadata, 32 FUA — tested with the running system's
  *       own B_* constants, whose values differ (B_READ is 0x1 on macOS,
@@ -45,7 +49,7 @@
  * command only then. Its timestamp is the trace's time zero. */
 dtrace:::BEGIN
 {
-	printf("READY dtrace %d {{.Platform}}\n", timestamp);
+	printf("READY dtrace %d {{.Platform}} %d\n", timestamp, walltimestamp);
 }
 {{- if .Block}}
 

@@ -62,6 +62,7 @@ type importStats struct {
 	devices                  []event.Device
 	missing                  []event.Unavailable
 	firstMalformed           *parse.SyntaxError
+	corrupt                  int64 // tracer records that cannot be right, dropped
 }
 
 // Import reads a capture and writes it as a trace at req.Path. The trace
@@ -175,7 +176,7 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	res.Platform = stats.platform
 	ft := tracefile.Footer{
 		DurationNs: last - first, LostEvents: stats.lost, ParseErrors: stats.malformed,
-		UnmatchedCompletions: stats.unmatched, UnfinishedRequests: stats.unfinished,
+		UnmatchedCompletions: stats.unmatched, UnfinishedRequests: stats.unfinished, CorruptRecords: stats.corrupt,
 		Warnings: stats.warnings, EndReason: "imported", Devices: stats.devices, Unavailable: stats.missing,
 	}
 	if cerr := as(func() error { return w.Close(ft) }); cerr != nil && err == nil {
@@ -252,6 +253,7 @@ func importDTrace(r io.Reader, file string, blockSize int64, platform string, si
 	p := parse.NewDTraceReader(r, file, blockSize)
 	p.Platform = platform
 	var rb rebase
+	corrupt := map[string]int64{}
 	for p.Scan() {
 		rec := p.Record()
 		switch rec.Kind {
@@ -266,6 +268,9 @@ func importDTrace(r io.Reader, file string, blockSize int64, platform string, si
 				st.unmatched += rec.N
 			case parse.CounterUnfinished:
 				st.unfinished += rec.N
+			case parse.CounterCorrupt:
+				corrupt[rec.Text] += rec.N
+				st.corrupt += rec.N
 			}
 		case parse.KindError:
 			st.malformedLine(rec.Err)
@@ -274,11 +279,10 @@ func importDTrace(r io.Reader, file string, blockSize int64, platform string, si
 		}
 	}
 	st.platform = p.Platform
-	// DTrace may drop probes without a word (Oracle's does, under load):
-	// what can be checked is said.
-	if st.unmatched > 0 || st.unfinished > 0 {
-		st.warnings = append(st.warnings, fmt.Sprintf("possible loss: %d block completions without their start and %d starts without their completion (a DTrace that drops probes says nothing; on Linux, io:::start also fires for bios later merged or split)", st.unmatched, st.unfinished))
+	if text := parse.CorruptText(corrupt); text != "" {
+		st.warnings = append(st.warnings, text)
 	}
+	st.warnings = append(st.warnings, parse.DTraceLossText(st.unfinished)...)
 	return p.Err()
 }
 

@@ -243,3 +243,9 @@ type Unavailable struct {
 	Metric string `json:"metric"`
 	Why    string `json:"why"`
 }
+
+// InFlightAllowance is how many requests a trace may end with issued and
+// not completed without anything having been lost: the deepest queue the
+// catalog's drives keep (NVMe's can be deeper, but a workload rarely fills
+// it at the moment tracing stops).
+const InFlightAllowance = 64

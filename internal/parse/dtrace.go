@@ -3,6 +3,7 @@ package parse
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -59,9 +60,13 @@ type DTraceReader struct {
 	blockSize int64
 	decoded   bool // the READY line named a platform: flags are decoded
 
-	held []heldIO                 // block events held while the platform is unknown
-	out  []Record                 // records to return before reading on
-	aio  map[uint32][]event.Event // libaio requests submitted, not yet reaped, per process
+	held   []heldIO              // block events held while the platform is unknown
+	out    []Record              // records to return before reading on
+	aio    aioMatch              // libaio submissions and reapings, matched in time order
+	ready  int64                 // the READY line's timestamp; 0 before it
+	recent map[uint32]*startRing // per thread, the starts of its latest requests
+	window staleWindow           // block records of the last second
+	passed []Record              // records through the window, to return
 }
 
 // heldIO is a block line read before its platform was known.
@@ -74,14 +79,40 @@ type heldIO struct {
 // takes the platform's unit (512-byte sectors on Linux, 4096-byte blocks
 // on macOS, where DTrace does not give the device's).
 func NewDTraceReader(r io.Reader, file string, blockSize int64) *DTraceReader {
-	return &DTraceReader{lineScanner: newLineScanner(r, file), blockSize: blockSize, aio: map[uint32][]event.Event{}}
+	return &DTraceReader{lineScanner: newLineScanner(r, file), blockSize: blockSize, aio: newAioMatch(),
+		recent: map[uint32]*startRing{}, window: newStaleWindow()}
 }
 
 // kindHold is a line whose records come later (held or queued).
 const kindHold Kind = 200
 
-// Scan reads the next record; blank lines are skipped.
+// Scan reads the next record; blank lines are skipped. Block records pass
+// through a window of a second, so that a start found shared by two
+// requests drops both (see staleWindow).
 func (r *DTraceReader) Scan() bool {
+	for {
+		if len(r.passed) > 0 {
+			r.rec = r.passed[0]
+			r.passed = r.passed[1:]
+			return true
+		}
+		if !r.scanLine() {
+			if r.window.len() == 0 {
+				return false
+			}
+			r.passed = r.window.flush(math.MaxInt64, r.passed)
+			continue
+		}
+		if r.rec.Kind == KindEvent { // calls too, to keep the order they came in
+			r.passed = r.window.add(r.rec, r.passed)
+			continue
+		}
+		return true
+	}
+}
+
+// scanLine reads the next record of the lines.
+func (r *DTraceReader) scanLine() bool {
 	for {
 		if len(r.out) > 0 {
 			r.rec = r.out[0]
@@ -91,6 +122,10 @@ func (r *DTraceReader) Scan() bool {
 		if !r.scan(func(b []byte) string { return r.parseLine(string(b)) }) {
 			if len(r.held) > 0 { // the end came first: decide on what there is
 				r.decide()
+				continue
+			}
+			if r.aio.pending() { // every reaping left is matched now
+				r.out = append(r.out, r.aio.match(math.MaxInt64)...)
 				continue
 			}
 			return false
@@ -114,6 +149,7 @@ func (r *DTraceReader) parseLine(s string) string {
 		f := strings.Fields(s)
 		if len(f) >= 3 {
 			r.rec.N, _ = strconv.ParseInt(f[2], 10, 64)
+			r.ready = r.rec.N
 		}
 		if len(f) >= 4 {
 			if f[3] != PlatformDarwin && f[3] != PlatformLinux {
@@ -164,11 +200,17 @@ func (r *DTraceReader) parseIO(s string) string {
 	if !ints(f, n[:]) {
 		return "io line: a field is not a number"
 	}
+	// The size is b_bcount at io:::start: at io:::done, b_bcount - b_resid
+	// describes only the last part of a request the kernel split (Linux).
+	if why := r.checkIO(n); why != "" {
+		r.rec = Record{Kind: KindCounter, Name: CounterCorrupt, N: 1, Text: why}
+		return ""
+	}
 	r.rec = Record{Kind: KindEvent, Event: event.Event{
 		Layer: event.Block, Op: event.Write, Start: n[0], End: n[1],
 		Dev: event.Dev{Major: uint32(n[2]), Minor: uint32(n[3])}, Offset: n[4],
-		Size: n[5], Bytes: n[6], Errno: int32(n[7]), Pid: uint32(n[9]), Tid: uint32(n[10]), Comm: f[11],
-	}}
+		Size: n[5], Bytes: n[5], Errno: int32(n[7]), Pid: uint32(n[9]), Tid: uint32(n[10]), Comm: f[11],
+	}, Text: r.stale(uint32(n[10]), n[0])}
 	if r.Platform == "" {
 		if r.Platform = recognisePlatform(n[8], f[11]); r.Platform == "" {
 			r.held = append(r.held, heldIO{r.rec, n[8]})
@@ -345,14 +387,16 @@ func (r *DTraceReader) parseCall(s string) string {
 		// io_submit: ret requests went in; each becomes an event when
 		// io_getevents reaps it.
 		if !failed {
-			r.submit(e, ret)
+			r.aio.submit(e, ret)
 		}
+		r.out = append(r.out, r.aio.match(e.End-aioWindow)...)
 		r.rec.Kind = kindHold
 		return ""
 	case f[0] == "io_getevents":
 		if !failed {
-			r.reap(e.Pid, e.End, ret)
+			r.aio.reap(e.Pid, e.End, ret)
 		}
+		r.out = append(r.out, r.aio.match(e.End-aioWindow)...)
 		r.rec.Kind = kindHold
 		return ""
 	}
@@ -376,43 +420,6 @@ func (r *DTraceReader) parseCall(s string) string {
 		e.Offset = -1
 	}
 	return ""
-}
-
-// maxAioPending bounds the libaio requests awaiting their reaping, per
-// process: a program that never reaps must not grow the reader.
-const maxAioPending = 1 << 16
-
-// submit queues n libaio requests submitted together. The script reads the
-// first iocb only: the others take its size, and offsets the trace does
-// not know.
-func (r *DTraceReader) submit(e *event.Event, n int64) {
-	q := r.aio[e.Pid]
-	for i := int64(0); i < n && len(q) < maxAioPending; i++ {
-		s := *e
-		s.Flags |= event.FlagAsync
-		if i > 0 {
-			s.Offset = -1
-		}
-		q = append(q, s)
-	}
-	r.aio[e.Pid] = q
-}
-
-// reap turns n requests of process pid into events completing at end, in
-// submission order: the reap does not say which ones completed, so with
-// several in flight the latencies are approximate; the depth is exact.
-func (r *DTraceReader) reap(pid uint32, end, n int64) {
-	q := r.aio[pid]
-	k := min(int(n), len(q))
-	for _, e := range q[:k] {
-		e.End = end
-		e.Bytes = e.Size
-		if e.Op != event.Read && e.Op != event.Write {
-			e.Offset = -1
-		}
-		r.out = append(r.out, Record{Kind: KindEvent, Event: e})
-	}
-	r.aio[pid] = q[k:]
 }
 
 // KnownDTraceCall reports whether the parser knows a call name the D

@@ -31,6 +31,7 @@ const (
 	CounterUnfinished = "unfinished"   // requests issued whose completion was not seen
 	CounterUnreaped   = "aio_unreaped" // async calls submitted whose reaping was not seen
 	CounterProbeError = "probe_error"  // probe actions that failed at run time; Text says how
+	CounterCorrupt    = "corrupt"      // a record that cannot be right was dropped; Text says why
 )
 
 // Record is one parsed line.

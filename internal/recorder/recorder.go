@@ -80,7 +80,7 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	res.Warnings = append(warnings, res.Warnings...)
 	footer := tracefile.Footer{
 		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
-		ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished, UnmatchedCompletions: res.Unmatched, ParseErrors: res.ParseErrors,
+		ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished, UnmatchedCompletions: res.Unmatched, CorruptRecords: res.CorruptCount(), ParseErrors: res.ParseErrors,
 		Warnings: res.Warnings, EndReason: res.EndReason, ExitStatus: res.ExitStatus, CommandEnd: res.CommandEnd, Devices: res.Devices,
 		SyscallUntilNs: res.DegradedAt.Nanoseconds(), SummarizedIOs: res.Summarized,
 	}

@@ -41,6 +41,7 @@ type TraceInfo struct {
 	ProbeErrors          int64    `json:"probe_errors"`
 	UnfinishedRequests   int64    `json:"unfinished_requests"`
 	UnmatchedCompletions int64    `json:"unmatched_completions"`
+	CorruptRecords       int64    `json:"corrupt_records"`
 	ParseErrors          int64    `json:"parse_errors"`
 	Complete             bool     `json:"complete"`
 	EndReason            string   `json:"end_reason,omitempty"`
@@ -71,6 +72,7 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 		ti.UnfinishedRequests = f.UnfinishedRequests
 		ti.LostEvents = f.LostEvents + f.MapOverflows + f.ProbeMisses + f.ProbeErrors
 		ti.UnmatchedCompletions = f.UnmatchedCompletions
+		ti.CorruptRecords = f.CorruptRecords
 		ti.ParseErrors = f.ParseErrors
 		ti.EndReason = f.EndReason
 		ti.ExitStatus = f.ExitStatus

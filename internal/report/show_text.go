@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/units"
 )
@@ -68,20 +69,32 @@ func writeHeader(w *errWriter, s *Show) {
 		status += ", ended: " + t.EndReason
 	}
 	w.printf("  recording %s\n", status)
+	// One account of loss: what the tracer said it lost, what it lost
+	// without a word (more requests never completed than a drive keeps in
+	// flight), records dropped as corrupt, and what is only in flight.
+	silent := t.UnfinishedRequests > event.InFlightAllowance
 	switch {
 	case t.LostEvents > 0 || t.ParseErrors > 0:
 		w.printf("  LOST DATA %s events lost (tracer buffers %s, full maps %s, probes skipped by the kernel %s), %s unreadable tracer lines\n",
 			units.Count(t.LostEvents), units.Count(t.TracerLostEvents), units.Count(t.MapOverflows), units.Count(t.ProbeMisses), units.Count(t.ParseErrors))
+		if silent {
+			w.printf("  LOST DATA and up to %s block requests or asynchronous calls more: issued, never seen to complete\n", units.Count(t.UnfinishedRequests))
+		}
+	case silent:
+		w.printf("  LOST DATA the tracer reported no loss, but %s block requests or asynchronous calls were issued and never seen to complete: more than a drive keeps in flight, so their completions were lost\n", units.Count(t.UnfinishedRequests))
 	case !t.Complete:
 		w.printf("  INCOMPLETE the recording was cut short; what follows is what it wrote\n")
 	default:
 		w.printf("  no events lost\n")
 	}
-	if t.UnfinishedRequests > 0 {
-		w.printf("  MAYBE LOST up to %s more block requests or asynchronous calls: issued, but their completion was not seen or could not be confirmed\n", units.Count(t.UnfinishedRequests))
+	if t.UnfinishedRequests > 0 && !silent {
+		w.printf("  in flight %s requests issued and not seen to complete: in flight when the trace ended\n", units.Count(t.UnfinishedRequests))
+	}
+	if t.CorruptRecords > 0 {
+		w.printf("  dropped   %s corrupted records from the tracer: they describe no I/O that happened (see the warning)\n", units.Count(t.CorruptRecords))
 	}
 	if t.UnmatchedCompletions > 0 {
-		w.printf("  unmatched %s completions without an issue (requests already in flight when recording began, or untrackable)\n", units.Count(t.UnmatchedCompletions))
+		w.printf("  unmatched %s completions without an issue (requests already in flight when recording began, parts of requests the kernel split, or issues the tracer lost)\n", units.Count(t.UnmatchedCompletions))
 	}
 	for _, x := range t.Warnings {
 		w.printf("  warning:  %s\n", x)

@@ -75,6 +75,9 @@ type Footer struct {
 	// UnfinishedRequests counts block requests issued whose completion was
 	// never seen.
 	UnfinishedRequests int64 `json:"unfinished_requests,omitempty"`
+	// CorruptRecords counts tracer records that could not be right
+	// (DTrace under load), dropped rather than profiled.
+	CorruptRecords int64 `json:"corrupt_records,omitempty"`
 	// UnmatchedCompletions counts completions seen without their issue.
 	UnmatchedCompletions int64          `json:"unmatched_completions"`
 	ParseErrors          int64          `json:"parse_errors"`

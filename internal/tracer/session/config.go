@@ -96,8 +96,11 @@ type Result struct {
 	ProbeErrors int64
 	// Unfinished are block requests seen issued whose completion was never
 	// seen (skipped, or left in flight at the end): their I/O is missing.
-	Unfinished  int64
-	Unmatched   int64
+	Unfinished int64
+	Unmatched  int64
+	// Corrupt are records the tracer printed that cannot be right (by
+	// reason), dropped: DTrace under load emits them.
+	Corrupt     map[string]int64
 	ParseErrors int64
 	Warnings    []string
 	EndReason   string
@@ -157,4 +160,13 @@ func ToolVersion(path, flag, fallback string) string {
 		return v
 	}
 	return fallback
+}
+
+// CorruptCount is how many records were dropped as corrupt.
+func (r Result) CorruptCount() int64 {
+	var n int64
+	for _, c := range r.Corrupt {
+		n += c
+	}
+	return n
 }

@@ -167,6 +167,11 @@ func (st *state) count(r *parse.Record) {
 		st.res.MapOverflows += r.N
 	case parse.CounterStale, parse.CounterUnfinished, parse.CounterUnreaped:
 		st.res.Unfinished += r.N
+	case parse.CounterCorrupt:
+		if st.res.Corrupt == nil {
+			st.res.Corrupt = map[string]int64{}
+		}
+		st.res.Corrupt[r.Text] += r.N
 	case parse.CounterProbeError:
 		st.res.ProbeErrors += r.N
 		if st.res.ProbeErrors <= warnLimit && r.Text != "" {
@@ -245,6 +250,9 @@ func (st *state) finishWarnings(tracer, remedy string) {
 	}
 	if r.ProbeErrors > 0 {
 		st.warn(fmt.Sprintf("%d probe actions failed at run time: their events are missing", r.ProbeErrors))
+	}
+	if text := parse.CorruptText(r.Corrupt); text != "" {
+		st.warn(text)
 	}
 	if r.Unfinished > 0 {
 		st.warn(fmt.Sprintf("up to %d block requests or asynchronous calls may be missing: they were issued, but their completion was not seen or could not be confirmed (a completion firing the kernel skipped is counted here as well as among the skipped firings, and a map delete can fail under contention, so this is an upper bound)", r.Unfinished))
