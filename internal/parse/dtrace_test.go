@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,7 +71,17 @@ func TestDTraceOutput(t *testing.T) {
 	if len(evs) != 8 || len(errs) != 1 || !strings.Contains(errs[0], "in:10: unknown call") || unmatched != 4 {
 		t.Fatalf("%d events, errors %v, unmatched %d", len(evs), errs, unmatched)
 	}
-	rd, wr, kerr := evs[0], evs[1], evs[2]
+	// Events come in completion order.
+	byEnd := func(end int64) event.Event {
+		for _, e := range evs {
+			if e.End == end {
+				return e
+			}
+		}
+		t.Fatalf("no event ends at %d", end)
+		return event.Event{}
+	}
+	rd, wr, kerr := byEnd(251000), byEnd(902000), byEnd(103000)
 	if rd.Op != event.Read || rd.Flags&event.FlagSync == 0 || rd.Offset != 150777072*4096 || rd.Latency() != 250000 || rd.Dev != (event.Dev{Major: 1, Minor: 17}) {
 		t.Errorf("sync read: %+v", rd)
 	}
@@ -80,7 +91,7 @@ func TestDTraceOutput(t *testing.T) {
 	if kerr.Flags&event.FlagKernel == 0 || kerr.Errno != 5 || kerr.Bytes != 0 {
 		t.Errorf("kernel write with error: %+v", kerr)
 	}
-	pr, rv, we, ff, cl := evs[3], evs[4], evs[5], evs[6], evs[7]
+	pr, rv, we, ff, cl := byEnd(900), byEnd(700), byEnd(600), byEnd(9000), byEnd(200)
 	if pr.Call != event.CallPread64 || pr.Offset != 1048576 || pr.Bytes != 65536 {
 		t.Errorf("pread: %+v", pr)
 	}
@@ -136,12 +147,12 @@ func readDTrace(t *testing.T, in string, platform string) (evs []event.Event, co
 // pids of their own.
 func TestDTracePlatformOutput(t *testing.T) {
 	in := strings.Join([]string{
-		"READY dtrace 1000 linux",
-		"I 1000 2000 254 0 8 4096 4096 0 5 77 77 fio",
-		"I 1000 3000 254 0 16 8192 8192 0 2 312 312 kworker/u4:2",
-		"I 1000 3000 254 0 24 4096 4096 0 0 310 310 jbd2/vda1-8",
+		"READY dtrace 100 linux",
+		"I 1000 12000 254 0 8 4096 4096 0 5 77 77 fio",
+		"I 1000 13000 254 0 16 8192 8192 0 2 312 312 kworker/u4:2",
+		"I 1000 14000 254 0 24 4096 4096 0 0 310 310 jbd2/vda1-8",
 		"C copy_file_range_src 100 900 50 50 3 65536 -1 65536 0 cp",
-		"C copy_file_range 100 900 50 50 4 65536 -1 65536 0 cp",
+		"C copy_file_range 100 901 50 50 4 65536 -1 65536 0 cp",
 		"C aio_read 100 110 60 60 5 4096 8192 3 0 fio",
 		"C io_getevents 200 300 60 60 -1 -1 -1 2 0 fio",
 		"C io_getevents 400 500 60 60 -1 -1 -1 1 0 fio",
@@ -153,7 +164,8 @@ func TestDTracePlatformOutput(t *testing.T) {
 	if len(evs) != 8 || counters[CounterUnmatched] != 2 || counters[CounterUnfinished] != 3 {
 		t.Fatalf("%d events, counters %v", len(evs), counters)
 	}
-	rd, wb, jb := evs[0], evs[1], evs[2]
+	// In completion order: the aio reads, the copy, then the block layer.
+	rd, wb, jb := evs[5], evs[6], evs[7]
 	if rd.Op != event.Read || rd.Offset != 8*512 || rd.Flags&event.FlagDirect == 0 || rd.Flags&event.FlagKernel != 0 {
 		t.Errorf("direct read: %+v", rd)
 	}
@@ -161,12 +173,15 @@ func TestDTracePlatformOutput(t *testing.T) {
 		t.Errorf("writeback %+v, journal %+v", wb, jb)
 	}
 	src, dst := evs[3], evs[4]
+	if src.End > dst.End {
+		src, dst = dst, src
+	}
 	if src.Op != event.Read || src.Flags&event.FlagCopySource == 0 || src.Inode != 4 || dst.Op != event.Write || dst.Size != 65536 || dst.Inode != 5 {
 		t.Errorf("copy halves %+v %+v", src, dst)
 	}
 	// Three submitted, reaped two then one, in submission order; a failed
 	// submission adds nothing.
-	a, b, c := evs[5], evs[6], evs[7]
+	a, b, c := evs[0], evs[1], evs[2]
 	if a.Call != event.CallAioRead || a.Start != 100 || a.End != 300 || a.Offset != 8192 || a.Bytes != 4096 || a.Flags&event.FlagAsync == 0 ||
 		b.End != 300 || b.Offset != -1 || c.End != 500 {
 		t.Errorf("aio %+v %+v %+v", a, b, c)
@@ -179,9 +194,9 @@ func TestDTracePlatformOutput(t *testing.T) {
 func TestDTraceRawFlagsRecognised(t *testing.T) {
 	lines := []string{"READY dtrace 1000"}
 	for i := 0; i < 70; i++ {
-		lines = append(lines, "I 1000 2000 254 0 8 4096 4096 0 96 77 77 fio") // 0x60: B_PHYS|B_READ
+		lines = append(lines, fmt.Sprintf("I %d %d 254 0 8 4096 4096 0 96 77 77 fio", 1000+i*1000, 2000+i*1000)) // 0x60: B_PHYS|B_READ
 	}
-	lines = append(lines, "I 1000 2000 254 0 8 4096 4096 0 288 77 77 fio") // 0x120: B_PHYS|B_WRITE
+	lines = append(lines, "I 71000 72000 254 0 8 4096 4096 0 288 77 77 fio") // 0x120: B_PHYS|B_WRITE
 	evs, _, r := readDTrace(t, strings.Join(lines, "\n"), "")
 	if len(evs) != 71 || r.Platform != PlatformLinux || evs[0].Op != event.Read || evs[0].Offset != 4096 || evs[70].Op != event.Write {
 		t.Fatalf("%d events on %q: first %+v, last %+v", len(evs), r.Platform, evs[0], evs[len(evs)-1])

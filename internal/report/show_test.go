@@ -1,0 +1,46 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/tracefile"
+)
+
+// The lines that account for loss say one thing: never "no events lost"
+// beside a LOST line, a few requests in flight at the end are not a loss,
+// and more than a drive keeps in flight are.
+func TestLossLinesAgree(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		footer      tracefile.Footer
+		want, never []string
+	}{
+		{"clean", tracefile.Footer{}, []string{"no events lost"}, []string{"LOST", "in flight"}},
+		{"one in flight", tracefile.Footer{UnfinishedRequests: 1}, []string{"no events lost", "in flight 1 requests"}, []string{"LOST"}},
+		{"lost silently", tracefile.Footer{UnfinishedRequests: 6200}, []string{"LOST DATA the tracer reported no loss, but 6,200"}, []string{"no events lost", "in flight 6"}},
+		{"lost both ways", tracefile.Footer{LostEvents: 5, UnfinishedRequests: 6200}, []string{"LOST DATA 5 events lost", "up to 6,200"}, []string{"no events lost"}},
+		{"corrupt", tracefile.Footer{CorruptRecords: 29}, []string{"no events lost", "dropped   29 corrupted records"}, []string{"LOST"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := c.footer
+			s := NewShow("t.iotrace", tracefile.Meta{Header: tracefile.Header{ID: "x"}, Footer: &f}, &profile.Profile{})
+			var b bytes.Buffer
+			if err := WriteText(&b, s); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("no %q in:\n%s", w, b.String())
+				}
+			}
+			for _, w := range c.never {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("%q in:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
