@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/parse"
@@ -39,6 +40,10 @@ type ImportRequest struct {
 	// As runs the trace file's creation and its renaming into place as
 	// the store's owner (store.Owner.Do); nil: as this process.
 	As func(func() error) error
+	// Date is the day a capture that prints only times of day (fs_usage)
+	// was made; zero: the file's modification date, said as such.
+	Date         time.Time
+	dateFromFile bool
 }
 
 // ImportResult is what an import saw.
@@ -62,7 +67,11 @@ type importStats struct {
 	devices                  []event.Device
 	missing                  []event.Unavailable
 	firstMalformed           *parse.SyntaxError
-	corrupt                  int64 // tracer records that cannot be right, dropped
+	// start is the capture's own time zero, when it says; startSource how.
+	start       time.Time
+	startSource string
+	host        string // the machine the capture names
+	corrupt     int64  // tracer records that cannot be right, dropped
 }
 
 // Import reads a capture and writes it as a trace at req.Path. The trace
@@ -132,12 +141,15 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 	if !ok || read == nil {
 		return res, fmt.Errorf("%s: %w", req.File, ErrUnknownFormat)
 	}
-	// Where and when the capture was made is not in it: the file's
-	// modification time stands in for the date.
+	// When the capture was made is what its own clock says, if anything
+	// (the footer's start); the file's date dates only a time of day.
 	h := tracefile.Header{
 		ID: req.ID, Label: req.Label, Tool: "ioshape", ToolVersion: req.ToolVersion,
 		Backend: string(res.Format) + " (imported)", Target: tracefile.Target{Mode: "import", Command: []string{req.File}},
-		CommandLine: req.CommandLine, Start: st.ModTime().UTC(), Fidelity: info.Fidelity, OS: info.Platform,
+		CommandLine: req.CommandLine, Imported: time.Now().UTC(), Fidelity: info.Fidelity, OS: info.Platform,
+	}
+	if req.Date.IsZero() {
+		req.Date, req.dateFromFile = st.ModTime(), true
 	}
 	if res.Format == parse.FormatDTrace {
 		h.OS = req.Platform
@@ -178,6 +190,7 @@ func Import(ctx context.Context, req ImportRequest) (ImportResult, error) {
 		DurationNs: last - first, LostEvents: stats.lost, ParseErrors: stats.malformed,
 		UnmatchedCompletions: stats.unmatched, UnfinishedRequests: stats.unfinished, CorruptRecords: stats.corrupt,
 		Warnings: stats.warnings, EndReason: "imported", Devices: stats.devices, Unavailable: stats.missing,
+		Start: stats.start, StartSource: stats.startSource, Host: stats.host,
 	}
 	if cerr := as(func() error { return w.Close(ft) }); cerr != nil && err == nil {
 		err = cerr
@@ -212,10 +225,18 @@ func (s *importStats) malformedLine(err *parse.SyntaxError) {
 	}
 }
 
-func importFsUsage(r io.Reader, file string, blockSize int64, sink func(*event.Event) error, st *importStats) error {
-	p := parse.NewFsUsageReader(r, file, blockSize)
+func importFsUsage(r io.Reader, req ImportRequest, sink func(*event.Event) error, st *importStats) error {
+	p := parse.NewFsUsageReader(r, req.File, req.BlockSize)
 	err := importRecords(p, sink, st) // an overrun is one loss of an unknown number of events
-	if st.lost > 0 {                  // one warning, however many overruns
+	// fs_usage prints the time of day (the Mac's local time): the date is
+	// the one given, or the file's, and said to be so.
+	d := req.Date.Local()
+	st.start = time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.Local).Add(time.Duration(p.FirstTimeOfDay())).UTC()
+	st.startSource = tracefile.StartCaptureDated + ", dated by --date"
+	if req.dateFromFile {
+		st.startSource = tracefile.StartCaptureDated + ", dated by the file's modification time"
+	}
+	if st.lost > 0 { // one warning, however many overruns
 		st.warnings = append(st.warnings, fmt.Sprintf("fs_usage reported %d buffer overruns: events were dropped (an unknown number each time)", st.lost))
 	}
 	if p.PageIns > 0 {
@@ -257,6 +278,15 @@ func importDTrace(r io.Reader, file string, blockSize int64, platform string, si
 	for p.Scan() {
 		rec := p.Record()
 		switch rec.Kind {
+		case parse.KindReady:
+			// Time zero is when tracing began, as a recording's is; the
+			// script's walltimestamp there dates it.
+			if rec.N != 0 && !rb.based {
+				rb.base, rb.based = rec.N, true
+				if !p.ReadyWall.IsZero() {
+					st.start, st.startSource = p.ReadyWall, tracefile.StartCapture
+				}
+			}
 		case parse.KindEvent:
 			rb.apply(&rec.Event)
 			if err := sink(&rec.Event); err != nil {
@@ -299,7 +329,7 @@ type importInput struct {
 // a format needs to know is in parse's table (parse.Info).
 var importers = map[parse.Format]func(importInput) error{
 	parse.FormatFsUsage: func(in importInput) error {
-		return importFsUsage(in.r, in.req.File, in.req.BlockSize, in.sink, in.stats)
+		return importFsUsage(in.r, in.req, in.sink, in.stats)
 	},
 	parse.FormatDTrace: func(in importInput) error {
 		return importDTrace(in.r, in.req.File, in.req.BlockSize, in.req.Platform, in.sink, in.stats)
@@ -340,6 +370,10 @@ var importers = map[parse.Format]func(importInput) error{
 func importBlockCSV(in importInput) error {
 	p := parse.NewBlockCSVReader(in.r, in.req.File, in.info.Name)
 	err := importRecords(p, in.sink, in.stats)
+	if t, ok := p.Origin(); ok {
+		in.stats.start, in.stats.startSource = t, tracefile.StartCapture
+	}
+	in.stats.host = p.Host()
 	in.stats.devices, in.stats.missing = p.Devices(), p.Missing()
 	return err
 }

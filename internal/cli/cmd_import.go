@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,7 @@ type importOptions struct {
 	blockSize int64
 	arch      string
 	platform  string
+	date      string
 }
 
 func newImportCommand(g *globals) *cobra.Command {
@@ -65,7 +67,8 @@ as zeros.`,
 	f.StringVar(&o.format, "format", "auto", "auto, or one of: "+formatNames())
 	f.StringVar(&o.platform, "platform", "", "dtrace: the system the D script ran on (darwin, linux) when its output does not say (default: recognised from the block events' flags)")
 	f.StringVar(&o.arch, "arch", "", "bpftrace: the recording machine's architecture (amd64, arm64) when the output does not say (default: this machine's)")
-	f.Int64Var(&o.blockSize, "block-size", 0, "fs_usage and dtrace: bytes per device block, to turn block numbers into offsets (default: 4096 for fs_usage and macOS DTrace, 512 for DTrace on Linux)")
+	f.Int64Var(&o.blockSize, "block-size", 0, "fs_usage, dtrace and iosnoop: bytes per device block, to turn block numbers into offsets (default: 4096 for fs_usage and macOS DTrace, 512 for DTrace on Linux; iosnoop: found from the capture)")
+	f.StringVar(&o.date, "date", "", "fs_usage: the day the capture was made (YYYY-MM-DD), which it does not print (default: the file's modification date)")
 	return c
 }
 
@@ -79,6 +82,17 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 	default:
 		return usageError{fmt.Errorf("unknown platform %q (darwin, linux)", o.platform)}
 	}
+	var date time.Time
+	if o.date != "" {
+		d, err := time.ParseInLocation(time.DateOnly, o.date, time.Local)
+		if err != nil {
+			return usageError{fmt.Errorf("--date %q: want YYYY-MM-DD", o.date)}
+		}
+		date = d
+	}
+	if o.blockSize < 0 || o.blockSize > 1<<20 || o.blockSize != 0 && o.blockSize%512 != 0 {
+		return usageError{fmt.Errorf("--block-size %d: want a multiple of 512 up to 1 MiB", o.blockSize)}
+	}
 	id, path, err := g.newTracePath(o.output)
 	if err != nil {
 		return err
@@ -86,7 +100,7 @@ func runImport(ctx context.Context, g *globals, o *importOptions, file string) e
 	res, err := analysis.Import(ctx, analysis.ImportRequest{
 		File: file, Format: format, BlockSize: o.blockSize, ID: id, Path: path, Label: o.label,
 		ToolVersion: Version, CommandLine: os.Args, Arch: o.arch, Platform: o.platform,
-		As: store.InvokingUser().Do,
+		As: store.InvokingUser().Do, Date: date,
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/testutil"
+	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
 // The DTrace and fs_usage backends, tested through the CLI with the fake
@@ -58,6 +59,10 @@ func TestRecordDTraceFake(t *testing.T) {
 	s := showJSON(t, store, "fcp")
 	if s.Trace.Backend != "dtrace" || s.Trace.EndReason != "target exited" || s.Trace.ExitStatus == nil || *s.Trace.ExitStatus != 0 {
 		t.Errorf("trace: %+v", s.Trace)
+	}
+	// Time zero is when the tracer was ready, not when ioshape began.
+	if s.Trace.Start == nil || s.Trace.Start.Before(start) || s.Trace.StartSource != tracefile.StartTracerReady {
+		t.Errorf("start %v (%q), ioshape began at %v", s.Trace.Start, s.Trace.StartSource, start)
 	}
 	// The replay: 100 pread calls and 100 block reads of 1 MiB, 10 F_FULLFSYNCs.
 	if s.Syscall == nil || s.Syscall.Reads != 100 || s.Syscall.Flushes != 10 || s.Syscall.SizeBytes.P50 != 1<<20 {

@@ -4,11 +4,13 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ioshape/ioshape/internal/testutil"
 )
@@ -180,5 +182,69 @@ func TestImportBadInputEveryFormat(t *testing.T) {
 		if r.code == 0 || !strings.Contains(singleLine(t, r.stderr), c.want) {
 			t.Errorf("--format %s %s: exit %d, %q; want non-zero and %q", c.format, filepath.Base(c.file), r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// Imported traces keep the capture's own clock: absolute where the format
+// has it, the time of day dated as the user says (or the file's date, said
+// so), and no time at all where nothing says when; exports follow.
+func TestImportKeepsTheCapturesClock(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// FILETIME counts 100 ns ticks from 1601, 11,644,473,600 s before 1970.
+	msrTicks := int64(128166372003061629)
+	msrWhen := time.Unix(msrTicks/1e7-11644473600, msrTicks%1e7*100).UTC()
+	fsu := testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log")
+	wall := time.Date(2019, 3, 4, 5, 6, 7, 0, time.UTC)
+	for _, c := range []struct {
+		label, file string
+		args        []string
+		when        time.Time // zero: no time
+		source      string
+		host        string
+	}{
+		{"msr", write("hm_0.csv", fmt.Sprintf("%d,hm,1,Read,3452047360,4096,2254\n%d,hm,0,Write,3452047360,8192,13027\n", msrTicks, msrTicks+10)), nil, msrWhen, "the capture's own clock", "hm"},
+		{"alibaba", write("ali.csv", "419,W,8792838144,4096,1577808000000010\n420,R,1024,16384,1577808000000510\n"), nil, time.UnixMicro(1577808000000010).UTC(), "the capture's own clock", ""},
+		{"tencent", write("tencent.csv", "1538323200,12073432,8,1,1283\n1538323201,0,256,0,1284\n"), nil, time.Unix(1538323200, 0).UTC(), "the capture's own clock", ""},
+		{"dtrace-wall", write("wall.d.txt", fmt.Sprintf("READY dtrace 1000 linux %d\nI 2000 3000 254 0 8 4096 4096 0 5 77 77 fio\n", wall.UnixNano())), nil, wall, "the capture's own clock", ""},
+		{"dtrace-nowall", write("nowall.d.txt", "READY dtrace 1000 linux\nI 2000 3000 254 0 8 4096 4096 0 5 77 77 fio\n"), nil, time.Time{}, "", ""},
+		{"fs_usage", fsu, []string{"--date", "2019-03-04"}, time.Date(2019, 3, 4, 17, 24, 16, 0, time.Local), "the capture's time of day, dated by --date", ""},
+	} {
+		t.Run(c.label, func(t *testing.T) {
+			r := ioshape(t, nil, append([]string{"--store", store, "import", "--label", c.label, c.file}, c.args...)...)
+			if r.code != 0 {
+				t.Fatalf("import: %s", r.stderr)
+			}
+			s := showJSON(t, store, c.label)
+			got := s.Trace.Start
+			if c.when.IsZero() != (got == nil) || got != nil && (got.Sub(c.when) > time.Second || c.when.Sub(*got) > time.Second) || s.Trace.StartSource != c.source {
+				t.Errorf("start %v (%q), want %v (%q)", got, s.Trace.StartSource, c.when, c.source)
+			}
+			if s.Trace.Imported == nil || s.Trace.Host != c.host {
+				t.Errorf("imported %v, host %q (want %q)", s.Trace.Imported, s.Trace.Host, c.host)
+			}
+			text := ioshape(t, nil, "--store", store, "show", c.label).stdout
+			if c.when.IsZero() && !strings.Contains(text, "at a time the capture does not say") || !strings.Contains(text, "imported ") {
+				t.Errorf("show says: %s", strings.SplitN(text, "\n", 3)[1])
+			}
+			csv := filepath.Join(dir, c.label+".csv")
+			if r := ioshape(t, nil, "--store", store, "export", c.label, "--csv", csv); r.code != 0 {
+				t.Fatalf("export: %s", r.stderr)
+			}
+			b, _ := os.ReadFile(csv)
+			lines := strings.Split(string(b), "\n")
+			timeAt := slices.Index(strings.Split(lines[0], ","), "time")
+			first := strings.Split(lines[1], ",")[timeAt]
+			if c.when.IsZero() != (first == "") || first != "" && !strings.HasPrefix(first, c.when.UTC().Format("2006-01-02T15")) {
+				t.Errorf("exported time %q, want %v", first, c.when)
+			}
+		})
 	}
 }

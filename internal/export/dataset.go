@@ -26,10 +26,10 @@ func DatasetPartition(meta tracefile.Meta, id string) string {
 		id = h.ID
 	}
 	date := "unknown"
-	if !h.Start.IsZero() {
-		date = h.Start.UTC().Format(time.DateOnly)
+	if start, _ := meta.Start(); !start.IsZero() {
+		date = start.UTC().Format(time.DateOnly)
 	}
-	return filepath.Join("host="+hiveEscape(h.Host), "date="+date, "trace="+hiveEscape(id))
+	return filepath.Join("host="+hiveEscape(meta.HostName()), "date="+date, "trace="+hiveEscape(id))
 }
 
 // hiveEscape escapes a partition value as Hive does (FileUtils.escapePathName):

@@ -59,6 +59,7 @@ type RowMaker struct {
 	id, host, label string
 	start           int64
 	devices         map[event.Dev]string
+	dated           bool // start is known: rows have absolute times
 	noTime, noLat   bool
 	noSize, noDir   bool
 	noOffset, noPid bool
@@ -70,7 +71,10 @@ func NewRowMaker(meta tracefile.Meta, id string) *RowMaker {
 	if id == "" {
 		id = h.ID
 	}
-	m := &RowMaker{id: id, host: h.Host, label: h.Label, start: h.Start.UnixNano(), devices: map[event.Dev]string{}}
+	m := &RowMaker{id: id, host: meta.HostName(), label: h.Label, devices: map[event.Dev]string{}}
+	if start, _ := meta.Start(); !start.IsZero() {
+		m.start, m.dated = start.UnixNano(), true
+	}
 	if meta.Footer != nil {
 		for _, d := range meta.Footer.Devices {
 			m.devices[event.Dev{Major: d.Major, Minor: d.Minor}] = d.Name
@@ -97,7 +101,10 @@ func (m *RowMaker) Row(e *event.Event, r *Row) {
 		r.Device = e.Dev.String()
 	}
 	if !m.noTime {
-		r.StartNs, r.Time = i64(e.Start), i64((m.start+e.Start)/1e3)
+		r.StartNs = i64(e.Start)
+		if m.dated { // null where nothing says when the capture was made
+			r.Time = i64((m.start + e.Start) / 1e3)
+		}
 	}
 	if e.Flags&event.FlagDispatched != 0 && !m.noTime {
 		r.DispatchNs = i64(e.Dispatch)

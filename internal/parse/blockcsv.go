@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
 )
@@ -42,6 +43,7 @@ type BlockCSVReader struct {
 	folded int64 // I/Os of devices past MaxImportDevices
 	base   int64 // the first timestamp, in the format's units
 	based  bool
+	host   string // MSR's hostname, of the first line
 	f      [8][]byte
 }
 
@@ -136,6 +138,9 @@ func (p *BlockCSVReader) parse(b []byte) string {
 	if !p.based {
 		// FILETIME in ns overflows int64: count from the first line instead.
 		p.base, p.based = ts, true
+		if p.format == FormatMSR {
+			p.host = string(p.f[1])
+		}
 	}
 	e.Start = (ts - p.base) * tsUnit
 	e.End += e.Start
@@ -237,3 +242,26 @@ func DetectCSV(line string) Format {
 	}
 	return FormatUnknown
 }
+
+// Origin is the first line's time: each corpus stamps its I/O with an
+// absolute time (MSR: Windows FILETIME, 100 ns ticks since 1601; Alibaba:
+// µs since 1970; Tencent: seconds since 1970). False before a line was read.
+func (p *BlockCSVReader) Origin() (time.Time, bool) {
+	if !p.based {
+		return time.Time{}, false
+	}
+	switch p.format {
+	case FormatMSR:
+		const ticksTo1970 = 116444736000000000 // FILETIME of 1970-01-01
+		t := p.base - ticksTo1970
+		return time.Unix(t/1e7, t%1e7*100).UTC(), true
+	case FormatAlibaba:
+		return time.UnixMicro(p.base).UTC(), true
+	case FormatTencent:
+		return time.Unix(p.base, 0).UTC(), true
+	}
+	return time.Time{}, false
+}
+
+// Host is the machine the capture names (MSR's hostname column), or "".
+func (p *BlockCSVReader) Host() string { return p.host }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
 )
@@ -56,7 +57,10 @@ const (
 type DTraceReader struct {
 	lineScanner
 	// Platform is the recording system's, when the output does not say.
-	Platform  string
+	Platform string
+	// ReadyWall is the wall-clock time of the READY line, when the script
+	// printed it: the time zero of a trace counted from READY.
+	ReadyWall time.Time
 	blockSize int64
 	decoded   bool // the READY line named a platform: flags are decoded
 
@@ -156,6 +160,11 @@ func (r *DTraceReader) parseLine(s string) string {
 				return fmt.Sprintf("unknown platform %q", f[3])
 			}
 			r.Platform, r.decoded = f[3], true
+		}
+		if len(f) >= 5 { // walltimestamp: ns since 1970
+			if w, err := strconv.ParseInt(f[4], 10, 64); err == nil && w > 0 {
+				r.ReadyWall = time.Unix(0, w).UTC()
+			}
 		}
 	case strings.HasPrefix(s, "@"):
 		name, v, ok := strings.Cut(s[1:], ":")

@@ -84,6 +84,9 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 		Warnings: res.Warnings, EndReason: res.EndReason, ExitStatus: res.ExitStatus, CommandEnd: res.CommandEnd, Devices: res.Devices,
 		SyscallUntilNs: res.DegradedAt.Nanoseconds(), SummarizedIOs: res.Summarized,
 	}
+	if !res.Start.IsZero() {
+		footer.Start, footer.StartSource = res.Start.UTC(), tracefile.StartTracerReady
+	}
 	if req.Tracer.Summary {
 		footer.Unavailable = append(footer.Unavailable, SummaryUnavailable)
 	}

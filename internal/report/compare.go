@@ -22,7 +22,7 @@ type ComparedTrace struct {
 	Label      string      `json:"label,omitempty"`
 	Path       string      `json:"path"`
 	Target     string      `json:"target"`
-	Start      time.Time   `json:"start"`
+	Start      *time.Time  `json:"start"`
 	LostEvents int64       `json:"lost_events"`
 	Complete   bool        `json:"complete"`
 	Shape      string      `json:"shape,omitempty"`

@@ -27,9 +27,14 @@ type TraceInfo struct {
 	Host           string           `json:"host"`
 	Kernel         string           `json:"kernel,omitempty"`
 	Target         tracefile.Target `json:"target"`
-	Start          time.Time        `json:"start"`
-	DurationS      float64          `json:"duration_s"`
-	Events         int64            `json:"events"`
+	// Start is when the trace's events began: null where nothing says
+	// (an imported capture without dates); StartSource says how it is known.
+	Start       *time.Time `json:"start"`
+	StartSource string     `json:"start_source,omitempty"`
+	// Imported is when an imported capture was read.
+	Imported  *time.Time `json:"imported,omitempty"`
+	DurationS float64    `json:"duration_s"`
+	Events    int64      `json:"events"`
 	// SummarizedIOs and SummaryRows: a summary trace's (record --summary)
 	// I/Os, counted in the kernel, and its rows.
 	SummarizedIOs        int64    `json:"summarized_ios,omitempty"`
@@ -58,7 +63,14 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 	h := m.Header
 	ti := TraceInfo{
 		ID: h.ID, Label: h.Label, Path: path, Backend: h.Backend, BackendVersion: h.BackendVersion,
-		Fidelity: h.Fidelity, Host: h.Host, Kernel: h.Kernel, Target: h.Target, Start: h.Start,
+		Fidelity: h.Fidelity, Host: m.HostName(), Kernel: h.Kernel, Target: h.Target,
+	}
+	if start, how := m.Start(); !start.IsZero() {
+		ti.Start, ti.StartSource = &start, how
+	}
+	if !h.Imported.IsZero() {
+		imported := h.Imported
+		ti.Imported = &imported
 	}
 	if f := m.Footer; f != nil {
 		ti.Complete = true

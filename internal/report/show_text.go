@@ -9,6 +9,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/tracefile"
 	"github.com/ioshape/ioshape/internal/units"
 )
 
@@ -55,10 +56,20 @@ func writeHeader(w *errWriter, s *Show) {
 		name += fmt.Sprintf(" %q", t.Label)
 	}
 	w.printf("Trace %s\n", name)
+	when := "at a time the capture does not say"
+	if t.Start != nil {
+		when = t.Start.Local().Format(time.DateTime)
+		if t.StartSource != "" && t.StartSource != tracefile.StartTracerReady && t.StartSource != tracefile.StartRecorder {
+			when += " (" + t.StartSource + ")"
+		}
+	}
+	if t.Imported != nil {
+		when += ", imported " + t.Imported.Local().Format(time.DateTime)
+	}
 	if t.Host != "" {
-		w.printf("  recorded  %s on %s (%s), %s\n", t.Start.Local().Format(time.DateTime), t.Host, kernelText(t.Kernel), backendText(t))
+		w.printf("  recorded  %s on %s (%s), %s\n", when, t.Host, kernelText(t.Kernel), backendText(t))
 	} else {
-		w.printf("  recorded  %s, %s\n", t.Start.Local().Format(time.DateTime), backendText(t))
+		w.printf("  recorded  %s, %s\n", when, backendText(t))
 	}
 	w.printf("  target    %s\n", TargetText(t))
 	status := fmt.Sprintf("%s, %s events", units.Micros(t.DurationS*1e6), units.Count(t.Events))

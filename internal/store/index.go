@@ -30,7 +30,7 @@ type Summary struct {
 	ID         string    `json:"id"`
 	Label      string    `json:"label,omitempty"`
 	Path       string    `json:"path"`
-	Start      time.Time `json:"start"`
+	Start      time.Time `json:"start,omitzero"`
 	DurationS  float64   `json:"duration_s"`
 	Target     string    `json:"target"`
 	Events     int64     `json:"events"`
@@ -51,7 +51,8 @@ func SummaryOf(id, path string, m tracefile.Meta, partial bool, err error) Summa
 		return sm
 	}
 	h := m.Header
-	sm.Label, sm.Start = h.Label, h.Start
+	sm.Label = h.Label
+	sm.Start, _ = m.Start()
 	sm.Target = h.Target.Mode
 	switch {
 	case len(h.Target.Command) > 0:
@@ -159,7 +160,11 @@ var (
 )
 
 func indexLine(sm Summary) []byte {
-	f := []string{"1", sm.ID, escaper.Replace(sm.Label), strconv.FormatInt(sm.Start.UnixNano(), 10),
+	start := int64(0) // not known
+	if !sm.Start.IsZero() {
+		start = sm.Start.UnixNano()
+	}
+	f := []string{"1", sm.ID, escaper.Replace(sm.Label), strconv.FormatInt(start, 10),
 		strconv.FormatFloat(sm.DurationS, 'g', -1, 64), escaper.Replace(sm.Target), strconv.FormatInt(sm.Events, 10),
 		strconv.FormatInt(sm.LostEvents, 10), escaper.Replace(sm.Status), escaper.Replace(sm.BestMatch),
 		strconv.FormatFloat(sm.Score, 'g', -1, 64)}
@@ -187,8 +192,12 @@ func parseIndexLine(line []byte) (sm Summary, ok bool) {
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return sm, false
 	}
-	return Summary{ID: f[1], Label: un(f[2]), Start: time.Unix(0, start).UTC(), DurationS: dur, Target: un(f[5]),
-		Events: events, LostEvents: lost, Status: un(f[8]), BestMatch: un(f[9]), Score: score}, true
+	sm = Summary{ID: f[1], Label: un(f[2]), DurationS: dur, Target: un(f[5]),
+		Events: events, LostEvents: lost, Status: un(f[8]), BestMatch: un(f[9]), Score: score}
+	if start != 0 {
+		sm.Start = time.Unix(0, start).UTC()
+	}
+	return sm, true
 }
 
 func (s *Store) appendSummary(sm Summary) error {

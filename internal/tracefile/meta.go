@@ -13,22 +13,27 @@ const Version = 3
 
 // Header is written first, when recording starts.
 type Header struct {
-	FormatVersion  int       `json:"format_version"`
-	ID             string    `json:"id,omitempty"`
-	Label          string    `json:"label,omitempty"`
-	Tool           string    `json:"tool"`
-	ToolVersion    string    `json:"tool_version"`
-	Host           string    `json:"host"`
-	OS             string    `json:"os"`
-	Arch           string    `json:"arch"`
-	Kernel         string    `json:"kernel"`
-	Backend        string    `json:"backend"`
-	BackendVersion string    `json:"backend_version,omitempty"`
-	Script         string    `json:"script,omitempty"`
-	ScriptSHA256   string    `json:"script_sha256,omitempty"`
-	Target         Target    `json:"target"`
-	CommandLine    []string  `json:"command_line"`
-	Start          time.Time `json:"start"`
+	FormatVersion  int      `json:"format_version"`
+	ID             string   `json:"id,omitempty"`
+	Label          string   `json:"label,omitempty"`
+	Tool           string   `json:"tool"`
+	ToolVersion    string   `json:"tool_version"`
+	Host           string   `json:"host"`
+	OS             string   `json:"os"`
+	Arch           string   `json:"arch"`
+	Kernel         string   `json:"kernel"`
+	Backend        string   `json:"backend"`
+	BackendVersion string   `json:"backend_version,omitempty"`
+	Script         string   `json:"script,omitempty"`
+	ScriptSHA256   string   `json:"script_sha256,omitempty"`
+	Target         Target   `json:"target"`
+	CommandLine    []string `json:"command_line"`
+	// Start is when the header was written; zero for an import, whose
+	// capture may say when it was made (Footer.Start). Meta.Start says
+	// which to believe.
+	Start time.Time `json:"start,omitzero"`
+	// Imported is when an imported capture was read.
+	Imported time.Time `json:"imported,omitzero"`
 	// Fidelity says what the backend cannot see, in words for the user.
 	Fidelity []string `json:"fidelity,omitempty"`
 }
@@ -75,6 +80,13 @@ type Footer struct {
 	// UnfinishedRequests counts block requests issued whose completion was
 	// never seen.
 	UnfinishedRequests int64 `json:"unfinished_requests,omitempty"`
+	// Start is the time zero of the trace's events, when known at the end:
+	// when the tracer became ready, or what an imported capture's own
+	// clock says; StartSource says which.
+	Start       time.Time `json:"start,omitzero"`
+	StartSource string    `json:"start_source,omitempty"`
+	// Host is the machine an imported capture names, when it does.
+	Host string `json:"host,omitempty"`
 	// CorruptRecords counts tracer records that could not be right
 	// (DTrace under load), dropped rather than profiled.
 	CorruptRecords int64 `json:"corrupt_records,omitempty"`
@@ -102,4 +114,33 @@ type Meta struct {
 	// Notes say what the reader left out of the header and footer (lists
 	// and strings past its limits); never written.
 	Notes []string `json:"-"`
+}
+
+// How a trace's start is known (Meta.Start).
+const (
+	StartTracerReady  = "when the tracer became ready"
+	StartCapture      = "the capture's own clock"
+	StartCaptureDated = "the capture's time of day" // followed by how the date was found
+	StartRecorder     = "when the recording began"  // traces of earlier versions
+)
+
+// Start is when the trace's events began, and how that is known; zero and
+// "" when nothing says (an import of a capture without dates).
+func (m Meta) Start() (time.Time, string) {
+	if m.Footer != nil && !m.Footer.Start.IsZero() {
+		return m.Footer.Start, m.Footer.StartSource
+	}
+	if m.Header.Target.Mode == "import" || m.Header.Start.IsZero() {
+		return time.Time{}, ""
+	}
+	return m.Header.Start, StartRecorder
+}
+
+// HostName is the machine the trace's I/O ran on: the recording's, or the
+// one an imported capture names.
+func (m Meta) HostName() string {
+	if m.Header.Host == "" && m.Footer != nil {
+		return m.Footer.Host
+	}
+	return m.Header.Host
 }

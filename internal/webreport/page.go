@@ -157,7 +157,7 @@ func subtitle(t report.TraceInfo) string {
 	if t.Host != "" {
 		parts = append(parts, "on "+t.Host)
 	}
-	if !t.Start.IsZero() {
+	if t.Start != nil {
 		parts = append(parts, t.Start.UTC().Format(time.RFC3339))
 	}
 	if t.Backend != "" {
