@@ -24,7 +24,7 @@ var formatTable = []FormatInfo{
 	{Name: FormatBpftrace, Fidelity: []string{"imported raw bpftrace output: devices are numbers only, and lost-event counts are those in the output"}},
 	{Name: FormatDTrace, Fidelity: []string{
 		"dtrace: no split between queueing and the device",
-		"dtrace: offsets are block numbers times --block-size (assumed 4096), and syscalls are tied to a file descriptor, not a file",
+		"dtrace: offsets are block numbers times the block size (512-byte sectors on Linux, 4096-byte blocks assumed on macOS, or --block-size), and syscalls are tied to a file descriptor, not a file",
 		"imported D output: dtrace's drop messages go to stderr and are not in it",
 	}},
 	{Name: FormatBlkparse, Platform: "linux", Fidelity: []string{"blkparse: a request is timed from its first bio's queueing (Q) through dispatch (D) to completion (C); its size is what was dispatched"}},

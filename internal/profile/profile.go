@@ -342,6 +342,18 @@ func (h *layerHalf) finish() {
 	for _, d := range devs {
 		h.agg.merge(h.devs[d])
 	}
+	if h.soloOff && len(devs) > 1 {
+		// Summary rows count idle gaps per device: summed, two devices
+		// idle at once would count twice (more idle than the span). The
+		// layer's gaps are its busiest device's.
+		var busiest *layerAgg
+		for _, d := range devs {
+			if a := h.devs[d]; busiest == nil || a.depth.busy > busiest.depth.busy {
+				busiest = a
+			}
+		}
+		h.agg.depth.gaps = busiest.depth.gaps.clone()
+	}
 }
 
 // late is how many events came too far out of order, and window the

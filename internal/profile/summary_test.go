@@ -309,3 +309,24 @@ func TestSummaryExcludeWriteback(t *testing.T) {
 		t.Errorf("with writeback %d I/Os, without %d; the kernel's row holds %d (writeback %+v)", all.Block.IOs, own.Block.IOs, kernel.Count, all.Writeback)
 	}
 }
+
+// Idle time is per device in a summary: two devices idle at once are not
+// twice as idle. Over two devices, the layer's idle time stays within its
+// span and is its busiest device's.
+func TestSummaryIdleNotSummedAcrossDevices(t *testing.T) {
+	a := gen(2000, 1, 4096, 100_000, 900_000, false, event.Read) // busy 10 % of the time
+	b := gen(2000, 1, 4096, 300_000, 700_000, false, event.Read) // busy 30 %
+	for i := range b {
+		b[i].Dev = event.Dev{Major: 8, Minor: 16}
+	}
+	evs := append(a, b...)
+	sort.Slice(evs, func(i, j int) bool { return evs[i].End < evs[j].End })
+	p := buildSummary(summarize(evs), Options{})
+	if p.Block.IdleS > p.Block.SpanS {
+		t.Fatalf("idle %v s in a span of %v s", p.Block.IdleS, p.Block.SpanS)
+	}
+	busiest := build(b, Options{}).Block
+	if math.Abs(p.Block.IdleS-busiest.IdleS) > 0.01*busiest.IdleS {
+		t.Errorf("layer idle %v s, the busiest device's %v s", p.Block.IdleS, busiest.IdleS)
+	}
+}

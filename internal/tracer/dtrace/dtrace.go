@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,7 +35,7 @@ func Prepare(cfg session.Config) (*Session, error) {
 	if cfg.DTrace, err = session.LookTool(cfg.DTrace, "dtrace", "dtrace is not installed (it comes with macOS; on Linux use --backend bpftrace)"); err != nil {
 		return nil, err
 	}
-	s := &Session{cfg: cfg, Described: session.Described{Name: "dtrace", Limits: limits,
+	s := &Session{cfg: cfg, Described: session.Described{Name: "dtrace", Limits: limitsOn(runtime.GOOS),
 		Version: session.ToolVersion(cfg.DTrace, "-V", "dtrace")}}
 	if s.seeds, s.command, err = session.ResolveTargets(cfg.Target); err != nil {
 		return nil, err
@@ -52,12 +53,25 @@ func Prepare(cfg session.Config) (*Session, error) {
 	return s, nil
 }
 
-// limits is what this backend cannot see.
-var limits = []string{
-	"dtrace: no split between queueing and the device (io:::start is the dispatch to the driver)",
-	"dtrace: block offsets are b_blkno times 4096 (the device block size is not given)",
-	"dtrace: syscalls are tied to a file descriptor, not a file: reading kernel memory for file identity fails under SIP",
-	"dtrace: memory-mapped I/O is not seen at the syscall layer",
+// limitsOn is what this backend cannot see on a system: each note true of
+// that system (macOS: device blocks of unknown size, SIP; Linux: sectors,
+// and an Oracle DTrace that drops firings silently under load).
+func limitsOn(goos string) []string {
+	queue := "dtrace: no split between queueing and the device (io:::start is the dispatch to the driver)"
+	mmap := "dtrace: memory-mapped I/O is not seen at the syscall layer"
+	if goos == "linux" {
+		return []string{queue,
+			"dtrace: block offsets are b_blkno, in 512-byte sectors",
+			"dtrace: syscalls are tied to a file descriptor, not a file (the script reads no kernel memory for file identity)",
+			mmap,
+			"dtrace: under load Oracle DTrace loses probe firings without a word: completions missing beyond a drive's queue are counted as lost, and records that cannot be right are dropped and counted",
+		}
+	}
+	return []string{queue,
+		"dtrace: block offsets are b_blkno times 4096 (the device block size is not given)",
+		"dtrace: syscalls are tied to a file descriptor, not a file: reading kernel memory for file identity fails under SIP",
+		mmap,
+	}
 }
 
 // Run records until the target ends, the duration passes, the launch goes
