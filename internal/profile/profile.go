@@ -156,6 +156,8 @@ type layerHalf struct {
 	// Summary rows (which feed agg themselves) turn it off.
 	solo    *layerAgg
 	soloOff bool
+	// summary: built from summary rows, whose idle gaps are per device.
+	summary bool
 	// onArrival is Options.OnArrival for this layer, scratch what it is
 	// handed.
 	onArrival func(*Arrival)
@@ -342,7 +344,7 @@ func (h *layerHalf) finish() {
 	for _, d := range devs {
 		h.agg.merge(h.devs[d])
 	}
-	if h.soloOff && len(devs) > 1 {
+	if h.summary && len(devs) > 1 {
 		// Summary rows count idle gaps per device: summed, two devices
 		// idle at once would count twice (more idle than the span). The
 		// layer's gaps are its busiest device's.

@@ -24,7 +24,7 @@ func (b *Builder) AddSummary(s *event.Summary) {
 	}
 	b.countIOs(s.Pid, s.Comm, s.Layer, s.Op, s.Kernel, s.Count, s.Bytes)
 	h := b.halves[s.Layer]
-	h.soloOff = true
+	h.soloOff, h.summary = true, true
 	h.agg.addSummary(s)
 	h.devAgg(s.Dev).addSummary(s)
 	if h.series != nil {
