@@ -85,19 +85,24 @@ const (
 // kernelActorName names the kernel's own I/O as an actor.
 const kernelActorName = "kernel (writeback, journal)"
 
-// ActorOf says which actor an event belongs to, by the name Actor.Name
-// gives it: its program's, or one name for all of the kernel's I/O.
-func ActorOf(e *event.Event) string {
+// Actors says which actor each event of a stream belongs to, by the name
+// Actor.Name gives it: its program's (the process's main thread's name,
+// not a renamed thread's), or one name for all of the kernel's I/O.
+type Actors struct{ names event.ProcessNames }
+
+// Of is the actor of e, the next event of the stream.
+func (a *Actors) Of(e *event.Event) string {
 	if e.Flags&event.FlagKernel != 0 {
 		return kernelActorName
 	}
-	return e.Comm
+	return a.names.Of(e.Pid, e.Tid, e.Comm)
 }
 
 // actorTally counts each actor's data bytes and I/Os, to pick the
 // actors worth a profile of their own.
 type actorTally struct {
 	counts          map[string]*actorCount
+	actors          Actors
 	total, totalIOs int64
 	recent          byName[actorCount]
 }
@@ -107,7 +112,7 @@ type actorCount struct {
 	bytes, ios int64
 }
 
-func (t *actorTally) add(e *event.Event) { t.count(ActorOf(e), e.Bytes, 1) }
+func (t *actorTally) add(e *event.Event) { t.count(t.actors.Of(e), e.Bytes, 1) }
 
 func (t *actorTally) count(actor string, bytes, ios int64) {
 	t.total += bytes
@@ -169,6 +174,7 @@ const maxTrackedActors = 64
 // actorTracker keeps each program's shape in one layer, in one pass: the
 // program's arrivals swept again on their own, as if it ran alone.
 type actorTracker struct {
+	of     Actors
 	index  map[string]*trackedActor
 	recent byName[trackedActor]
 	actors []*trackedActor
@@ -187,7 +193,7 @@ type trackedActor struct {
 func newActorTracker() *actorTracker { return &actorTracker{index: map[string]*trackedActor{}} }
 
 func (t *actorTracker) add(arr *profile.Arrival) {
-	name := ActorOf(arr.Event)
+	name := t.of.Of(arr.Event)
 	a := t.recent.get(name)
 	if a == nil {
 		a = t.index[name]

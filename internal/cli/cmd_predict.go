@@ -174,7 +174,7 @@ func writePrediction(g *globals, arg string, d *drive.Spec, r *predict.Result) {
 	if len(r.Processes) > 0 {
 		fmt.Fprintln(w, "processes:")
 		for _, p := range r.Processes {
-			fmt.Fprintf(w, "  %7d %-16s recorded %9s  predicted %9s\n", p.Pid, p.Comm, units.Micros(p.RecordedS*1e6), units.Micros(p.PredictedS*1e6))
+			fmt.Fprintf(w, "  %7s %-16s recorded %9s  predicted %9s\n", units.Pid(p.Pid), p.Comm, units.Micros(p.RecordedS*1e6), units.Micros(p.PredictedS*1e6))
 		}
 	}
 	for _, n := range r.Notes {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -246,5 +247,62 @@ func TestImportKeepsTheCapturesClock(t *testing.T) {
 				t.Errorf("exported time %q, want %v", first, c.when)
 			}
 		})
+	}
+}
+
+// fs_usage names processes, not their pids: they have none in the trace
+// (null, "–"), never a made-up one. A flush is counted the same way in
+// every table, and an APFS container's volumes are one device, named
+// both ways.
+func TestImportFsUsageIdentity(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	capture := filepath.Join(dir, "fsync.txt")
+	lines := []string{
+		"10:00:00.000100  open              F=5        (RW____________)  /Users/me/notes.db                0.000010   Notes Helper.100",
+		"10:00:00.000200  write             F=5    B=0x1000                                                0.000030   Notes Helper.100",
+		"10:00:00.000300  WrData[S]         D=0x00001f50  B=0x1000   /dev/disk3s5  /Users/me/notes.db          0.000200 W Notes Helper.100",
+		"10:00:00.000400  fsync             F=5                                                            0.000800 W Notes Helper.100",
+		"10:00:00.000500  RdMeta[S]         D=0x0000cbfb  B=0x1000   /dev/disk3  /dev/disk3                    0.000300 W Notes Helper.100",
+		"10:00:00.000600  read              F=5    B=0x1000                                                0.000020   Notes Helper.100",
+	}
+	if err := os.WriteFile(capture, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{capture, testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log")} {
+		label := filepath.Base(file)
+		if r := ioshape(t, nil, "--store", store, "import", "--label", label, file); r.code != 0 {
+			t.Fatalf("import %s: %s", file, r.stderr)
+		}
+		raw := ioshape(t, nil, "--store", store, "show", "--json", label).stdout
+		if strings.Contains(raw, `"pid": 1,`) || !strings.Contains(raw, `"pid": null`) {
+			t.Errorf("%s: pids not null: %.400s", label, raw[strings.Index(raw, `"processes"`):])
+		}
+		s := showJSON(t, store, label)
+		var sys, blk int64
+		for _, p := range s.Processes {
+			sys += p.SyscallIOs
+			blk += p.BlockIOs
+		}
+		if s.Syscall != nil && sys != s.Syscall.IOs || s.Block != nil && blk != s.Block.IOs {
+			t.Errorf("%s: processes count %d calls and %d block I/Os; the layers %d and %d", label, sys, blk, s.Syscall.IOs, s.Block.IOs)
+		}
+		var disk3 []string
+		for _, d := range s.Devices {
+			if strings.HasPrefix(d.Device, "disk3") {
+				disk3 = append(disk3, d.Device)
+			}
+		}
+		if len(disk3) != 1 || !strings.Contains(disk3[0], "APFS container") || !strings.Contains(disk3[0], "disk3s5") {
+			t.Errorf("%s: disk3's devices %q", label, disk3)
+		}
+		text := ioshape(t, nil, "--store", store, "show", label).stdout
+		if !regexp.MustCompile(`(?m)^  –\s+Notes Helper|^  –\s+\S`).MatchString(text) {
+			t.Errorf("%s: no process shown without a pid:\n%s", label, text[strings.Index(text, "Processes"):])
+		}
+	}
+	s := showJSON(t, store, "fsync.txt")
+	if s.Syscall.Flushes != 1 || s.Syscall.IOs != 2 {
+		t.Errorf("calls: %d I/Os, %d flushes; want 2 and 1", s.Syscall.IOs, s.Syscall.Flushes)
 	}
 }

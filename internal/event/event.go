@@ -249,3 +249,13 @@ type Unavailable struct {
 // catalog's drives keep (NVMe's can be deeper, but a workload rarely fills
 // it at the moment tracing stops).
 const InFlightAllowance = 64
+
+// PseudoPidBase is the first number given to a process known only by its
+// name (fs_usage prints thread IDs, and an import of it cannot always tell
+// which process a thread belongs to): such numbers count down from here,
+// far above any system's pids (Linux's reach 2^22, macOS's 99,999).
+const PseudoPidBase = 1<<31 - 1
+
+// KnownPid reports whether pid is a process's own, not a number standing
+// for a name (PseudoPidBase) or for many processes together.
+func KnownPid(pid uint32) bool { return pid <= PseudoPidBase-1<<20 }

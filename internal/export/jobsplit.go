@@ -19,6 +19,7 @@ type JobSplit struct {
 	layers    []string // the layer each part's shape is read from
 	builders  []*profile.Builder
 	counters  []JobCounter
+	actors    classify.Actors
 }
 
 // NewJobSplit splits by class's phases, or with byProgram by its actors
@@ -44,7 +45,7 @@ func (s *JobSplit) Add(e *event.Event) {
 
 func (s *JobSplit) partOf(e *event.Event) int {
 	if s.byProgram {
-		name := classify.ActorOf(e)
+		name := s.actors.Of(e)
 		for i, p := range s.parts {
 			if p.Name == name {
 				return i

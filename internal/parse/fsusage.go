@@ -3,6 +3,8 @@ package parse
 import (
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +39,7 @@ type FsUsageReader struct {
 	started bool
 	devs    map[string]event.Dev
 	names   []string
+	volumes map[string][]string // per container, the volumes seen in it
 	comms   map[string]uint32
 
 	// Resolve maps a thread to its process; nil, or false from it, falls
@@ -53,12 +56,12 @@ type FsUsageReader struct {
 }
 
 // PseudoPidBase is the first pseudo-pid given to a command whose threads
-// could not be mapped to a process; macOS pids stay far below it.
-const PseudoPidBase = 1<<31 - 1
+// could not be mapped to a process (event.PseudoPidBase).
+const PseudoPidBase = event.PseudoPidBase
 
 // IsPseudoPid reports whether pid is a pseudo-pid: a command whose
 // threads could not be mapped to a process.
-func IsPseudoPid(pid uint32) bool { return pid > PseudoPidBase-1<<20 }
+func IsPseudoPid(pid uint32) bool { return !event.KnownPid(pid) }
 
 // FsUsageLimits is what fs_usage output cannot show, recorded or imported.
 var FsUsageLimits = []string{
@@ -87,8 +90,18 @@ func NewFsUsageReader(r io.Reader, file string, blockSize int64) *FsUsageReader 
 }
 
 // Devices names the device numbers the reader assigned, in order: device
-// i+1 is /dev/Devices()[i].
-func (r *FsUsageReader) Devices() []string { return r.names }
+// i+1 is /dev/Devices()[i]. An APFS container is named with the volumes
+// seen in it: "disk3 (APFS container; volumes disk3s1s1, disk3s5)".
+func (r *FsUsageReader) Devices() []string {
+	out := make([]string, len(r.names))
+	for i, n := range r.names {
+		out[i] = n
+		if v := r.volumes[n]; len(v) > 0 {
+			out[i] = fmt.Sprintf("%s (APFS container; volumes %s)", n, strings.Join(v, ", "))
+		}
+	}
+	return out
+}
 
 // Scan reads the next line. Blank lines are skipped.
 func (r *FsUsageReader) Scan() bool {
@@ -319,8 +332,25 @@ func (r *FsUsageReader) clock(tod int64) int64 {
 // FirstTimeOfDay is the first disk I/O line's time, ns after midnight.
 func (r *FsUsageReader) FirstTimeOfDay() int64 { return r.first }
 
+// apfsVolume matches a slice of a disk: disk3s5, and a snapshot's disk3s1s1.
+var apfsVolume = regexp.MustCompile(`^(disk[0-9]+)s[0-9]+(s[0-9]+)?$`)
+
 // device numbers disks in order of appearance: fs_usage prints names only.
+// The volumes of an APFS container are one device: they share the
+// container's blocks, and fs_usage's D= numbers are the container's (a
+// Mac's metadata I/O is printed on the container, disk3, its files' on
+// the volume, disk3s5, at addresses in one space). So every slice of a
+// disk goes with the disk itself; the volumes seen are named with it.
 func (r *FsUsageReader) device(name string) event.Dev {
+	if m := apfsVolume.FindStringSubmatch(name); m != nil {
+		if r.volumes == nil {
+			r.volumes = map[string][]string{}
+		}
+		if v := r.volumes[m[1]]; !slices.Contains(v, name) && len(v) < 16 {
+			r.volumes[m[1]] = append(v, name)
+		}
+		name = m[1]
+	}
 	if d, ok := r.devs[name]; ok {
 		return d
 	}
@@ -331,16 +361,14 @@ func (r *FsUsageReader) device(name string) event.Dev {
 }
 
 // pseudoPid numbers commands: fs_usage prints a thread ID, not a process
-// ID, so without Resolve processes are grouped by name. Beside real pids
-// (with Resolve) they count down from PseudoPidBase, clear of real ones.
+// ID, so processes it cannot map are grouped by name. Their numbers count
+// down from PseudoPidBase, clear of real pids, and are shown as no pid at
+// all (pid 1 is launchd on a Mac: a made-up small number would name it).
 func (r *FsUsageReader) pseudoPid(comm string) uint32 {
 	if p, ok := r.comms[comm]; ok {
 		return p
 	}
-	p := uint32(len(r.comms) + 1)
-	if r.Resolve != nil {
-		p = PseudoPidBase - uint32(len(r.comms))
-	}
+	p := PseudoPidBase - uint32(len(r.comms)%(1<<20))
 	r.comms[comm] = p
 	return p
 }

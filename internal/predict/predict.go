@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -53,6 +54,19 @@ type Process struct {
 	Comm       string  `json:"comm"`
 	RecordedS  float64 `json:"recorded_s"`
 	PredictedS float64 `json:"predicted_s"`
+}
+
+// MarshalJSON writes the pid as null for a process known only by its name.
+func (p Process) MarshalJSON() ([]byte, error) {
+	type plain Process
+	var pid *uint32
+	if event.KnownPid(p.Pid) {
+		pid = &p.Pid
+	}
+	return json.Marshal(struct {
+		plain
+		Pid *uint32 `json:"pid"`
+	}{plain(p), pid})
 }
 
 // Result is a prediction.
@@ -181,6 +195,7 @@ func sharedAmong(shared bool, together float64) float64 {
 // runs it in Predict (for any drives, any number of times).
 type Builder struct {
 	comms    map[uint32]string
+	names    event.ProcessNames
 	moved    [2]int64            // bytes read, written by the drive
 	sysBytes [2]int64            // by the application
 	devBytes map[event.Dev]int64 // block layer
@@ -267,7 +282,7 @@ func (b *Builder) Add(e *event.Event) {
 		b.last = max(b.last, e.End)
 		b.seen = true
 	}
-	b.comms[e.Pid] = e.Comm
+	b.comms[e.Pid] = b.names.Of(e.Pid, e.Tid, e.Comm)
 	w := e.Op == event.Write
 	switch e.Layer {
 	case event.Syscall:

@@ -1,7 +1,9 @@
 package profile
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -78,6 +80,44 @@ type Process struct {
 	BlockReadBytes    int64  `json:"block_read_bytes"`
 	BlockWriteBytes   int64  `json:"block_write_bytes"`
 	Kernel            bool   `json:"kernel,omitempty"`
+	// Threads are other names its threads gave themselves, as detail: the
+	// process goes by its main thread's (event.ProcessNames).
+	Threads []string `json:"threads,omitempty"`
+}
+
+// maxThreadNames bounds the thread names kept per process.
+const maxThreadNames = 4
+
+// MarshalJSON writes the pid as null for a process known only by its name
+// (and for the row that sums many): a made-up number would name another.
+func (p Process) MarshalJSON() ([]byte, error) {
+	type plain Process
+	var pid *uint32
+	if event.KnownPid(p.Pid) {
+		pid = &p.Pid
+	}
+	return json.Marshal(struct {
+		plain
+		Pid *uint32 `json:"pid"`
+	}{plain(p), pid})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; a null pid stays unknown.
+func (p *Process) UnmarshalJSON(b []byte) error {
+	type plain Process
+	var v struct {
+		plain
+		Pid *uint32 `json:"pid"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = Process(v.plain)
+	p.Pid = event.PseudoPidBase
+	if v.Pid != nil {
+		p.Pid = *v.Pid
+	}
+	return nil
 }
 
 // Add sums another process's I/O into p (for rows that stand for many).
@@ -130,6 +170,7 @@ type Builder struct {
 	par        *Split        // nil: the halves run on the caller's goroutine
 	recentProc [16]*Process  // processes counted lately, direct-mapped by pid
 	procs      map[uint32]*Process
+	names      event.ProcessNames
 	wb         Writeback
 	devByNum   map[event.Dev]event.Device
 	seenEvents int64
@@ -221,12 +262,12 @@ func (b *Builder) Add(e *event.Event) {
 }
 
 func (b *Builder) countProcess(e *event.Event) {
-	b.countIOs(e.Pid, e.Comm, e.Layer, e.Op, e.Flags&event.FlagKernel != 0, 1, e.Bytes)
+	b.countIOs(e.Pid, e.Tid, e.Comm, e.Layer, e.Op, e.Flags&event.FlagKernel != 0, 1, e.Bytes)
 }
 
 // countIOs counts n I/Os of one process, layer and direction moving
 // bytes.
-func (b *Builder) countIOs(pid uint32, comm string, layer event.Layer, op event.Op, kernel bool, n, bytes int64) {
+func (b *Builder) countIOs(pid, tid uint32, comm string, layer event.Layer, op event.Op, kernel bool, n, bytes int64) {
 	slot := &b.recentProc[pid%uint32(len(b.recentProc))]
 	p := *slot
 	if p == nil || p.Pid != pid {
@@ -238,20 +279,29 @@ func (b *Builder) countIOs(pid uint32, comm string, layer event.Layer, op event.
 		}
 		*slot = p
 	}
-	p.Comm = comm
+	p.Comm = b.names.Of(pid, tid, comm)
+	if comm != p.Comm && len(p.Threads) < maxThreadNames && !slices.Contains(p.Threads, comm) {
+		p.Threads = append(p.Threads, comm)
+	}
 	read, write := &p.SyscallReadBytes, &p.SyscallWriteBytes
 	if layer == event.Block {
 		p.Kernel = kernel
-		p.BlockIOs += n
 		read, write = &p.BlockReadBytes, &p.BlockWriteBytes
-	} else {
-		p.SyscallIOs += n
 	}
+	// I/Os are reads and writes, as the layers count them: a flush is
+	// counted among the layer's flushes, not here.
 	switch op {
 	case event.Read:
 		*read += bytes
 	case event.Write:
 		*write += bytes
+	default:
+		return
+	}
+	if layer == event.Block {
+		p.BlockIOs += n
+	} else {
+		p.SyscallIOs += n
 	}
 }
 

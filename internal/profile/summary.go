@@ -22,7 +22,7 @@ func (b *Builder) AddSummary(s *event.Summary) {
 			return
 		}
 	}
-	b.countIOs(s.Pid, s.Comm, s.Layer, s.Op, s.Kernel, s.Count, s.Bytes)
+	b.countIOs(s.Pid, 0, s.Comm, s.Layer, s.Op, s.Kernel, s.Count, s.Bytes)
 	h := b.halves[s.Layer]
 	h.soloOff, h.summary = true, true
 	h.agg.addSummary(s)

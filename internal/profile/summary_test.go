@@ -233,7 +233,7 @@ func TestSummaryProfileMatchesEvents(t *testing.T) {
 				if r := g.LatencyUs.P50 / w.LatencyUs.P50; r < 0.88 || r > 1.13 || g.LatencyUs.Mean != w.LatencyUs.Mean {
 					t.Errorf("latency: summary %+v, events %+v", g.LatencyUs, w.LatencyUs)
 				}
-				if len(got.Processes) != len(want.Processes) || got.Processes[0] != want.Processes[0] {
+				if len(got.Processes) != len(want.Processes) || !reflect.DeepEqual(got.Processes[0], want.Processes[0]) {
 					t.Errorf("processes: summary %+v, events %+v", got.Processes, want.Processes)
 				}
 				if g.DeviceQueueDepth != nil {

@@ -350,7 +350,7 @@ func writeProcesses(w *errWriter, procs []profile.Process) {
 		if p.Kernel {
 			name += " (kernel)"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Pid, name, units.Count(p.SyscallIOs), units.Bytes(p.SyscallReadBytes), units.Bytes(p.SyscallWriteBytes),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", units.Pid(p.Pid), name, units.Count(p.SyscallIOs), units.Bytes(p.SyscallReadBytes), units.Bytes(p.SyscallWriteBytes),
 			units.Count(p.BlockIOs), units.Bytes(p.BlockReadBytes), units.Bytes(p.BlockWriteBytes))
 	}
 	tw.Flush()

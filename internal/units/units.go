@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ioshape/ioshape/internal/event"
 )
 
 // Bytes formats a byte count with binary units ("1.5 MiB").
@@ -72,3 +74,11 @@ func trimFloat(v float64, prec int) string {
 
 // Num formats a float with up to prec decimals.
 func Num(v float64, prec int) string { return trimFloat(v, prec) }
+
+// Pid is a process ID as text: "–" for one known only by its name.
+func Pid(pid uint32) string {
+	if !event.KnownPid(pid) {
+		return "–"
+	}
+	return strconv.FormatUint(uint64(pid), 10)
+}

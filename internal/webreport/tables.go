@@ -123,7 +123,7 @@ func processViews(procs []profile.Process) []processView {
 			rest.Add(p)
 			continue
 		}
-		out = append(out, processRow(fmt.Sprint(p.Pid), p.Comm, p))
+		out = append(out, processRow(units.Pid(p.Pid), p.Comm, p))
 	}
 	if len(procs) > maxProcessRows {
 		rest.Kernel = false
