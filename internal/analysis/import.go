@@ -379,8 +379,11 @@ func importBlockCSV(in importInput) error {
 }
 
 func importSnoop(in importInput) error {
-	p := parse.NewSnoopReader(in.r, in.req.File, in.info.Name)
+	p := parse.NewSnoopReader(in.r, in.req.File, in.info.Name, in.req.BlockSize)
 	err := importRecords(p, in.sink, in.stats)
+	if why := p.BlockUnit(); why != "" {
+		in.stats.warnings = append(in.stats.warnings, why)
+	}
 	if p.Format() == "" && err == nil {
 		err = fmt.Errorf("%s: no %s table found: want a header line such as '%s'", in.req.File, in.info.Name, in.info.Header)
 	}

@@ -34,7 +34,7 @@ var formatTable = []FormatInfo{
 		Header:   "TIME(s) COMM PID DISK T SECTOR BYTES [QUE(ms)] LAT(ms)"},
 	{Name: FormatDisksnoop, Platform: "linux", Header: "TIME(s) T BYTES LAT(ms)"},
 	{Name: FormatIosnoop, Platform: "solaris",
-		Fidelity: []string{"DTraceToolkit iosnoop: BLOCK is taken as 512-byte units (Solaris's DEV_BSIZE)"},
+		Fidelity: []string{"DTraceToolkit iosnoop: BLOCK is b_blkno, in 512-byte sectors on Solaris and device blocks (4096 bytes on APFS) on macOS: the unit is found from runs of contiguous I/O, or given with --block-size"},
 		Header:   "UID PID D BLOCK SIZE COMM PATHNAME"},
 	{Name: FormatPerfIosnoop, Platform: "linux", Header: "[STARTs ENDs] COMM PID TYPE DEV BLOCK BYTES LATms"},
 	{Name: FormatBiosnoopBT, Platform: "linux", Header: "TIME(ms) [DISK] COMM PID LAT(ms)"},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,11 +86,11 @@ func TestSharedSamplesHandCounted(t *testing.T) {
 		events, reads, writes, discards, bytes int64
 		devs                                   map[event.Dev]int64
 	}{
-		{"bcc_biosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, f.Name(), "") }, 21, 0, 21, 0, 176128, nil},
+		{"bcc_biosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, f.Name(), "", 0) }, 21, 0, 21, 0, 176128, nil},
 		{"blkparse_leveldb_ram0_completions.txt", func(f *os.File) scanner { return NewBlkparseReader(f, f.Name()) }, 840, 0, 840, 0, 431104,
 			map[event.Dev]int64{{Major: 1, Minor: 0}: 840}},
-		{"dtt_iosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, f.Name(), FormatIosnoop) }, 30, 25, 5, 0, 297472, nil},
-		{"perftools_iosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, f.Name(), "") }, 95, 33, 62, 0, 1286144,
+		{"dtt_iosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, f.Name(), FormatIosnoop, 0) }, 30, 25, 5, 0, 297472, nil},
+		{"perftools_iosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, f.Name(), "", 0) }, 95, 33, 62, 0, 1286144,
 			map[event.Dev]int64{{Major: 202, Minor: 1}: 47, {Major: 202, Minor: 16}: 34, {Major: 202, Minor: 32}: 14}},
 		{"fio_t0038_v3.iolog", func(f *os.File) scanner { return NewFioIologReader(f, f.Name()) }, 20, 0, 10, 10, 10*4096 + 10*2147483648, nil},
 	}
@@ -115,10 +116,10 @@ func TestSharedSamplesGolden(t *testing.T) {
 		file string
 		open func(*os.File) scanner
 	}{
-		{"bcc_biosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, "in", "") }},
+		{"bcc_biosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, "in", "", 0) }},
 		{"blkparse_leveldb_ram0_completions.txt", func(f *os.File) scanner { return NewBlkparseReader(f, "in") }},
-		{"dtt_iosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, "in", "") }},
-		{"perftools_iosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, "in", "") }},
+		{"dtt_iosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, "in", "", 0) }},
+		{"perftools_iosnoop_example.txt", func(f *os.File) scanner { return NewSnoopReader(f, "in", "", 0) }},
 		{"fio_t0038_v3.iolog", func(f *os.File) scanner { return NewFioIologReader(f, "in") }},
 	} {
 		t.Run(c.file, func(t *testing.T) {
@@ -133,7 +134,7 @@ func TestBiosnoopTimes(t *testing.T) {
 	in := "TIME(s)     COMM           PID    DISK    T SECTOR     BYTES  QUE(ms) LAT(ms)\n" +
 		"5.332998    xfsaild/nvme1n 1061   nvme1n1 W 545728     16384     0.01    0.61\n" +
 		"6.000000    Web Content    77     sda     R 100        4096      0.00    1.50\n"
-	r := NewSnoopReader(strings.NewReader(in), "in", "")
+	r := NewSnoopReader(strings.NewReader(in), "in", "", 0)
 	var evs []event.Event
 	for r.Scan() {
 		if rec := r.Record(); rec.Kind == KindEvent {
@@ -202,7 +203,7 @@ func TestSnoopVariants(t *testing.T) {
 			if got := Detect(strings.Split(c.in, "\n")); got != c.format {
 				t.Errorf("detected %q, want %q", got, c.format)
 			}
-			r := NewSnoopReader(strings.NewReader(c.in), "in", c.format)
+			r := NewSnoopReader(strings.NewReader(c.in), "in", c.format, 0)
 			got := count(t, r)
 			if got.events != 1 || got.errors != 0 {
 				t.Fatalf("%d events, %d errors, want 1 and 0", got.events, got.errors)
@@ -229,7 +230,7 @@ func TestSnoopBadRowsAndLoss(t *testing.T) {
 		"0.000178    supervise      1950   xvda1   W 13092432   lots       0.61\n" +
 		"Possibly lost 12 samples\n" +
 		"This example output is from what should be an idle system, however, the\n"
-	got := count(t, NewSnoopReader(strings.NewReader(in), "in", ""))
+	got := count(t, NewSnoopReader(strings.NewReader(in), "in", "", 0))
 	if got.events != 1 || got.errors != 1 || got.lost != 12 {
 		t.Errorf("events %d errors %d lost %d, want 1 1 12", got.events, got.errors, got.lost)
 	}
@@ -622,7 +623,7 @@ func FuzzSnoop(f *testing.F) {
 	f.Add("STRTIME              DEVICE  UID   PID D    BLOCK   SIZE       COMM PATHNAME\n2005 Jul 25 12:34:56  cmdk0     0     0 W     1067    512      sched <none>\n")
 	f.Add("TIME(ms)     DISK ID        COMM             PID    LAT(ms)\n             MAJOR MINOR\n611          259   0        bash             4179        10\n")
 	f.Add("STARTs         ENDs           COMM             PID    TYPE DEV      BLOCK        BYTES     LATms\n5982800.302061 5982800.302679 super vise        1809   FWFS    202,1    17039600     4096       0.62\n")
-	f.Fuzz(func(t *testing.T, in string) { fuzzReader(t, NewSnoopReader(strings.NewReader(in), "", "")) })
+	f.Fuzz(func(t *testing.T, in string) { fuzzReader(t, NewSnoopReader(strings.NewReader(in), "", "", 0)) })
 }
 
 func FuzzBlkparse(f *testing.F) {
@@ -668,4 +669,51 @@ func toReaders(rs []io_Reader) []io.Reader {
 		out[i] = r
 	}
 	return out
+}
+
+// DTraceToolkit iosnoop prints b_blkno: 512-byte sectors on Solaris, the
+// device's blocks (4096 bytes on APFS) on macOS. Runs of contiguous I/O
+// tell which; --block-size overrides; a COMM with spaces is kept whole.
+func TestIosnoopBlockUnitAndComm(t *testing.T) {
+	mac := []string{"  UID   PID D    BLOCK   SIZE       COMM PATHNAME"}
+	blk := int64(5000000)
+	for i := 0; i < 40; i++ { // a browser's reads: runs of 4 contiguous 16 KiB reads, at 4 KiB units
+		if i%4 == 0 {
+			blk += 100000
+		}
+		mac = append(mac, fmt.Sprintf("  501   812 R %8d  16384 Foo Bar Baz ??/Library/Caches/x%d", blk, i))
+		blk += 16384 / 4096
+	}
+	read := func(in string, size int64) ([]event.Event, *SnoopReader) {
+		r := NewSnoopReader(strings.NewReader(in), "in", FormatIosnoop, size)
+		var evs []event.Event
+		for r.Scan() {
+			if rec := r.Record(); rec.Kind == KindEvent {
+				evs = append(evs, rec.Event)
+			} else if rec.Kind == KindError {
+				t.Fatal(rec.Err)
+			}
+		}
+		return evs, r
+	}
+	evs, r := read(strings.Join(mac, "\n"), 0)
+	if len(evs) != 40 || !strings.Contains(r.BlockUnit(), "4096-byte") || evs[1].Offset-evs[0].Offset != 16384 || evs[0].Comm != "Foo Bar Baz" {
+		t.Fatalf("%d rows, unit %q, first %+v, second %+v", len(evs), r.BlockUnit(), evs[0], evs[1])
+	}
+	// The same rows at 512-byte units are Solaris's: no run at 4 KiB.
+	sol := []string{"  UID   PID D    BLOCK   SIZE       COMM PATHNAME"}
+	for i, l := range mac[1:] {
+		f := strings.Fields(l)
+		b, _ := strconv.ParseInt(f[3], 10, 64)
+		sol = append(sol, fmt.Sprintf("  %s %s %s %8d %s tar /usr/bin/x%d", f[0], f[1], f[2], (b-5000000)*8+5000000, f[4], i))
+	}
+	evs, r = read(strings.Join(sol, "\n"), 0)
+	if !strings.Contains(r.BlockUnit(), "512-byte") || evs[1].Offset-evs[0].Offset != 16384 || evs[0].Comm != "tar" {
+		t.Errorf("solaris: unit %q, %+v %+v", r.BlockUnit(), evs[0], evs[1])
+	}
+	// Told, it does not guess.
+	evs, r = read(strings.Join(sol, "\n"), 4096)
+	if !strings.Contains(r.BlockUnit(), "--block-size") || evs[1].Offset-evs[0].Offset != 16384*8 {
+		t.Errorf("--block-size 4096: unit %q, %+v %+v", r.BlockUnit(), evs[0], evs[1])
+	}
 }

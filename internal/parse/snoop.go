@@ -152,15 +152,53 @@ type SnoopReader struct {
 	skipSub bool
 	rows    int64
 	tables  []snoopTable // every header read: a file may hold several tables
+	unit    blockUnit    // DTraceToolkit iosnoop's BLOCK unit
+	out     []Record
 }
 
 // NewSnoopReader reads r; want restricts it to one tool's table ("" for any).
-func NewSnoopReader(r io.Reader, file string, want Format) *SnoopReader {
-	return &SnoopReader{lineScanner: newLineScanner(r, file), want: want, devs: newNameTable()}
+// blockSize, if not 0, is the size of iosnoop's BLOCK unit; 0: found from
+// the capture (BlockUnit says how).
+func NewSnoopReader(r io.Reader, file string, want Format, blockSize int64) *SnoopReader {
+	return &SnoopReader{lineScanner: newLineScanner(r, file), want: want, devs: newNameTable(),
+		unit: blockUnit{size: blockSize, given: blockSize > 0, last: map[event.Dev][2]int64{}}}
 }
 
+// BlockUnit says in what unit DTraceToolkit iosnoop's BLOCK column was
+// read, and why ("" for other tools, and before a row was read).
+func (p *SnoopReader) BlockUnit() string {
+	if p.table == nil || p.table.format != FormatIosnoop || p.rows == 0 {
+		return ""
+	}
+	if p.unit.given {
+		return fmt.Sprintf("iosnoop BLOCK read as %d-byte units, as --block-size says", p.unit.size)
+	}
+	return p.unit.why
+}
+
+
 // Scan reads the next record.
-func (p *SnoopReader) Scan() bool { return p.scan(p.parse) }
+func (p *SnoopReader) Scan() bool {
+	for {
+		if len(p.out) > 0 {
+			p.rec = p.out[0]
+			p.out = p.out[1:]
+			return true
+		}
+		if !p.scan(p.parse) {
+			if p.unit.held() {
+				p.out = p.unit.decide(p.out)
+				continue
+			}
+			return false
+		}
+		if p.rec.Kind == KindEvent && p.table.format == FormatIosnoop {
+			p.out = p.unit.add(p.rec, p.out)
+			continue
+		}
+		return true
+	}
+}
 
 // Format is the tool whose table was read ("" before its header).
 func (p *SnoopReader) Format() Format {
@@ -246,8 +284,20 @@ func (p *SnoopReader) row(f [][]byte) (msg string, row bool) {
 		}
 		vals[commAt] = bytes.Join(f[i:j], []byte(" "))
 	} else if commAt >= 0 {
-		vals[commAt] = f[i]
-		i++
+		// The command, then the rest of the line (DTraceToolkit prints
+		// "%10s %s"): a name with spaces ends where the path begins, at
+		// the first word that starts like one ("/…", "??/…", "<none>").
+		end := i + 1
+		if restAt == commAt+1 {
+			for j := i + 1; j < len(f); j++ {
+				if w := f[j]; w[0] == '/' || w[0] == '<' || bytes.HasPrefix(w, []byte("??")) {
+					end = j
+					break
+				}
+			}
+		}
+		vals[commAt] = bytes.Join(f[i:end], []byte(" "))
+		i = end
 		for ci := commAt + 1; ci < len(t.cols); ci++ {
 			if t.cols[ci] == scRest {
 				break
@@ -304,6 +354,7 @@ func (p *SnoopReader) row(f [][]byte) (msg string, row bool) {
 			e.Comm = string(v)
 		case scDisk:
 			disk = string(v)
+			p.unit.noteDevice(disk)
 		case scDev:
 			dev, err = parseDevPair(v)
 		case scMaj:
@@ -329,6 +380,9 @@ func (p *SnoopReader) row(f [][]byte) (msg string, row bool) {
 			var n int64
 			n, err = strconv.ParseInt(string(v), 10, 64)
 			e.Offset = n * 512
+			if t.format == FormatIosnoop {
+				e.Offset = n // in units found later (blockUnit)
+			}
 		case scBytes:
 			e.Size, err = strconv.ParseInt(string(v), 10, 64)
 			e.Bytes = e.Size
