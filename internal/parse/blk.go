@@ -18,6 +18,10 @@ type blkAction struct {
 	sectors int64
 	split   int64 // X: the sector where the second part starts
 	errno   int32
+	// A: the device and sector the bio had before the remap (a partition
+	// onto its disk, a dm or md device onto the one below).
+	fromDev    event.Dev
+	fromSector int64
 }
 
 type blkKey struct {
@@ -27,9 +31,10 @@ type blkKey struct {
 
 // blkQueued is a bio waiting to become (part of) a request.
 type blkQueued struct {
-	time int64
-	pid  uint32
-	comm string
+	time     int64
+	pid      uint32
+	comm     string
+	remapped bool // came from a device above: its own queueing there counts
 }
 
 // blkIssued is a request handed to the device, waiting for completion.
@@ -60,7 +65,13 @@ type blkRequests struct {
 	// sectorless requests (flushes) in dispatch order, per device
 	flushes map[event.Dev][]*blkIssued
 
-	sawDispatch       bool
+	sawDispatch      bool
+	merges, splits   int64 // bios merged into requests (M, F), requests split (X)
+	requeues, remaps int64 // requests sent back (R), bios remapped to the device below (A)
+	// remappedFrom are the bios above a remap: their completion there is
+	// the request's below, not one of its own.
+	remappedFrom      map[blkKey]bool
+	endedUnfinished   int64 // left in flight by runs before this one
 	completionOnly    int64 // events made from a completion alone
 	unmatched         int64 // completions of no dispatched request
 	dropped           int64 // state dropped at maxTracked
@@ -73,7 +84,8 @@ type blkRequests struct {
 }
 
 func newBlkRequests() *blkRequests {
-	return &blkRequests{queued: map[blkKey]blkQueued{}, issued: map[blkKey]*blkIssued{}, flushes: map[event.Dev][]*blkIssued{}}
+	return &blkRequests{queued: map[blkKey]blkQueued{}, issued: map[blkKey]*blkIssued{}, flushes: map[event.Dev][]*blkIssued{},
+		remappedFrom: map[blkKey]bool{}}
 }
 
 // add takes one action; it fills e and returns true when a request completed.
@@ -85,7 +97,26 @@ func (b *blkRequests) add(a *blkAction, e *event.Event) bool {
 	q := blkQueued{time: a.time, pid: a.pid, comm: a.comm}
 	switch a.action {
 	case 'Q':
+		if old, ok := b.queued[k]; ok && old.remapped {
+			// Queued again below a remap: the request began above.
+			old.remapped = false
+			b.queued[k] = old
+			return false
+		}
 		b.track(k, q)
+	case 'A':
+		b.remaps++
+		from := blkKey{a.fromDev, a.fromSector}
+		if old, ok := b.queued[from]; ok {
+			delete(b.queued, from)
+			q = old
+		}
+		q.remapped = true
+		b.track(k, q)
+		if len(b.remappedFrom) >= maxTracked {
+			clear(b.remappedFrom)
+		}
+		b.remappedFrom[from] = true
 	case 'G', 'I':
 		// Captures made without queue events start requests here.
 		if _, ok := b.queued[k]; !ok {
@@ -93,10 +124,12 @@ func (b *blkRequests) add(a *blkAction, e *event.Event) bool {
 		}
 	case 'M':
 		// A back merge: the bio joined a request that starts before it.
+		b.merges++
 		delete(b.queued, k)
 	case 'F':
 		// A front merge: the request now starts at this bio; it keeps the
 		// earlier queueing of the request it joined.
+		b.merges++
 		next := blkKey{a.dev, a.sector + a.sectors}
 		if old, ok := b.queued[next]; ok {
 			delete(b.queued, next)
@@ -106,6 +139,7 @@ func (b *blkRequests) add(a *blkAction, e *event.Event) bool {
 		}
 		b.track(k, q)
 	case 'X':
+		b.splits++
 		if old, ok := b.queued[k]; ok {
 			b.track(blkKey{a.dev, a.split}, old)
 		}
@@ -128,6 +162,7 @@ func (b *blkRequests) add(a *blkAction, e *event.Event) bool {
 		}
 		b.issued[k] = is
 	case 'R':
+		b.requeues++
 		if is, ok := b.issued[k]; ok {
 			delete(b.issued, k)
 			b.track(k, is.blkQueued)
@@ -171,6 +206,11 @@ func (b *blkRequests) complete(a *blkAction, e *event.Event) bool {
 		b.coverEnd = a.sector + a.sectors
 		b.coverAction = *a
 		return true
+	}
+	if k := (blkKey{a.dev, a.sector}); b.remappedFrom[k] {
+		// The bio above a remap completes when the request below did.
+		delete(b.remappedFrom, k)
+		return false
 	}
 	if !b.sawDispatch {
 		// A capture of completions only: the request is what completed.
@@ -241,9 +281,25 @@ func (b *blkRequests) covered(rec *Record, pending *bool) bool {
 
 // unfinished is how many dispatched requests never completed.
 func (b *blkRequests) unfinished() int64 {
-	n := int64(len(b.issued))
+	n := int64(len(b.issued)) + b.endedUnfinished
 	for _, fl := range b.flushes {
 		n += int64(len(fl))
 	}
 	return n
+}
+
+// endRun closes a run of a capture holding several: what it left queued or
+// in flight is counted unfinished, and its state is dropped, so that the
+// next run's requests (at the same sectors, from time zero) are not taken
+// for its.
+func (b *blkRequests) endRun() {
+	b.endedUnfinished += int64(len(b.issued))
+	for _, fl := range b.flushes {
+		b.endedUnfinished += int64(len(fl))
+	}
+	clear(b.queued)
+	clear(b.issued)
+	clear(b.flushes)
+	clear(b.remappedFrom)
+	b.pendingCover.sector = b.coverEnd
 }

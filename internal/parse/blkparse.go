@@ -26,6 +26,14 @@ type BlkparseReader struct {
 	any       bool
 	warnings  []string
 	pending   bool // moreCovered may have more events for the last completion
+	// Runs: blkparse output of several traces one after another. Each
+	// CPU's times and sequence numbers restart at a new run; it is placed
+	// after the last (runBase is added to its times).
+	lastSeq  map[blkCPU]uint64
+	lastTime map[blkCPU]int64
+	runs     int
+	runBase  int64
+	maxTime  int64
 }
 
 type blkCPU struct {
@@ -35,7 +43,31 @@ type blkCPU struct {
 
 // NewBlkparseReader reads r, naming file in syntax errors.
 func NewBlkparseReader(r io.Reader, file string) *BlkparseReader {
-	return &BlkparseReader{lineScanner: newLineScanner(r, file), req: newBlkRequests(), cpuOffset: map[blkCPU]int64{}, seenCPU: map[blkCPU]bool{}}
+	return &BlkparseReader{lineScanner: newLineScanner(r, file), req: newBlkRequests(), cpuOffset: map[blkCPU]int64{}, seenCPU: map[blkCPU]bool{},
+		lastSeq: map[blkCPU]uint64{}, lastTime: map[blkCPU]int64{}, runs: 1}
+}
+
+// runGap is the time put between one run and the next: their real
+// distance is not in the output.
+const runGap = int64(1e9)
+
+// newRun notices a new run: a CPU's sequence number and time both going
+// back (blkparse sorts each run by time, numbering each CPU's events from
+// 1). What the last run left in flight is counted unfinished, and the new
+// run is placed a second after the last one's end.
+func (p *BlkparseReader) newRun(c blkCPU, t int64, seq uint64) {
+	last, seen := p.lastSeq[c]
+	if seen && seq < last && t < p.lastTime[c] {
+		p.runs++
+		p.req.endRun()
+		p.runBase = p.maxTime + runGap
+		clear(p.lastSeq)
+		clear(p.lastTime)
+		clear(p.seenCPU)
+		clear(p.cpuOffset)
+		p.any = false
+	}
+	p.lastSeq[c], p.lastTime[c] = seq, t
 }
 
 // Scan reads the next record.
@@ -55,6 +87,9 @@ func (p *BlkparseReader) parse(b []byte) string {
 			return "unreadable Skips line"
 		}
 		p.rec.Kind, p.rec.N = KindLost, n
+		if n == 0 { // the trailer of every complete output: nothing lost
+			p.rec.Kind = KindNotice
+		}
 		return ""
 	}
 	if len(f) < 6 || !isDevNumber(f[0]) {
@@ -70,9 +105,11 @@ func (p *BlkparseReader) parse(b []byte) string {
 	cpu, err1 := strconv.ParseUint(string(f[1]), 10, 32)
 	t, err2 := parseSecNano(f[3])
 	pid, err3 := strconv.ParseUint(string(f[4]), 10, 32)
-	if err1 != nil || err2 != nil || err3 != nil || len(f[5]) != 1 {
+	seq, err4 := strconv.ParseUint(string(f[2]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || len(f[5]) != 1 {
 		return "want 'maj,min cpu seq sec.nsec pid action RWBS …'"
 	}
+	p.newRun(blkCPU{a.dev, uint32(cpu)}, t, seq)
 	a.pid, a.action, a.sector = uint32(pid), f[5][0], -1
 	if a.action == 'm' || len(f) < 7 {
 		p.rec.Kind = KindSkip // a scheduler's message
@@ -93,6 +130,19 @@ func (p *BlkparseReader) parse(b []byte) string {
 			a.split = n
 		}
 		rest = rest[3:]
+	}
+	if a.action == 'A' {
+		// "A W 384 + 256 <- (253,0) 0": where the bio was before the remap.
+		if len(rest) < 3 || string(rest[0]) != "<-" {
+			return "a remap (A) without '<- (maj,min) sector'"
+		}
+		d, err := parseDevPair(bytes.Trim(rest[1], "()"))
+		s, err2 := strconv.ParseInt(string(rest[2]), 10, 64)
+		if err != nil || err2 != nil {
+			return "bad remap origin"
+		}
+		a.fromDev, a.fromSector = d, s
+		rest = nil
 	}
 	if len(rest) > 0 && rest[0][0] == '[' {
 		inner := string(bytes.Trim(bytes.Join(rest, []byte(" ")), "[]"))
@@ -130,11 +180,25 @@ func (p *BlkparseReader) normalise(c blkCPU, t int64) int64 {
 	}
 	t += p.cpuOffset[c]
 	p.last, p.any = t, true
+	t += p.runBase
+	p.maxTime = max(p.maxTime, t)
 	return t
 }
 
-// Warnings are what the reader had to assume.
-func (p *BlkparseReader) Warnings() []string { return p.warnings }
+// Warnings are what the reader had to assume, and what it followed.
+func (p *BlkparseReader) Warnings() []string {
+	w := p.warnings
+	if p.runs > 1 {
+		w = append(w, fmt.Sprintf("blkparse: %d runs one after another (each CPU's times and sequence numbers restart): read as one trace, each run a second after the last one's end (their real distance is not in the output); requests a run left in flight are counted unfinished", p.runs))
+	}
+	if r := p.req; r.merges+r.splits+r.requeues+r.remaps > 0 {
+		w = append(w, fmt.Sprintf("blkparse: requests followed through %d merges (M, F), %d splits (X), %d requeues (R) and %d remaps (A); each request's size is what was dispatched", r.merges, r.splits, r.requeues, r.remaps))
+	}
+	return w
+}
+
+// Runs is how many traces the output held one after another.
+func (p *BlkparseReader) Runs() int { return p.runs }
 
 // Counts returns completions of no request, requests never completed,
 // dispatches whose queueing was not seen, and events made from a

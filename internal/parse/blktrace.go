@@ -245,6 +245,12 @@ func (p *BlktraceReader) take(r *blkRaw) bool {
 	if a.action == 'X' && len(r.pdu) >= 8 {
 		a.split = int64(binary.BigEndian.Uint64(r.pdu)) // the kernel writes it big-endian
 	}
+	if a.action == 'A' && len(r.pdu) >= 16 {
+		// struct blk_io_trace_remap, big-endian: device_from, device_to,
+		// sector_from.
+		a.fromDev = event.DevFromKernel(uint64(binary.BigEndian.Uint32(r.pdu)))
+		a.fromSector = int64(binary.BigEndian.Uint64(r.pdu[8:]))
+	}
 	if p.req.add(&a, &p.rec.Event) {
 		p.rec.Kind = KindEvent
 		p.pending = true

@@ -717,3 +717,100 @@ func TestIosnoopBlockUnitAndComm(t *testing.T) {
 		t.Errorf("--block-size 4096: unit %q, %+v %+v", r.BlockUnit(), evs[0], evs[1])
 	}
 }
+
+// A capture of two runs one after another, through the real blkparse:
+// each run's requests are its own (same sectors, times from zero again),
+// the closing "Skips: 0" is no loss, and requests are followed through a
+// partition remap (A), a merge, a split and a requeue, each counted.
+func TestBlkparseRunsAndRemaps(t *testing.T) {
+	bp, err := exec.LookPath("blkparse")
+	if err != nil {
+		testutil.Unavailable(t, "blkparse is not installed (apt-get install blktrace)")
+	}
+	disk, part := uint32(8<<20), uint32(8<<20|1) // 8:0 and its partition 8:1
+	remap := func(fromSector uint64) []byte {
+		b := binary.BigEndian.AppendUint32(nil, part)
+		b = binary.BigEndian.AppendUint32(b, disk)
+		return binary.BigEndian.AppendUint64(b, fromSector)
+	}
+	split := binary.BigEndian.AppendUint64(nil, 3008)
+	const tcRequeue, taRequeue, taRemap = 1 << 21, 6, 15
+	run := []blkRec{
+		// a bio on the partition, remapped onto the disk, queued there too
+		{seq: 1, time: 1000, sector: 0, bytes: 4096, action: taQueue | tcRead | tcQueue, pid: 42, dev: part},
+		{seq: 2, time: 1100, sector: 2048, bytes: 4096, action: taRemap | tcRead | tcQueue, pid: 42, dev: disk, pdu: remap(0)},
+		{seq: 3, time: 1200, sector: 2048, bytes: 4096, action: taQueue | tcRead | tcQueue, pid: 42, dev: disk},
+		{seq: 4, time: 1300, sector: 2048, bytes: 4096, action: taGetrq | tcRead, pid: 42, dev: disk},
+		{seq: 5, time: 2000, sector: 2048, bytes: 4096, action: taIssue | tcRead | tcIssue, pid: 42, dev: disk},
+		{seq: 6, time: 9000, sector: 2048, bytes: 4096, action: taComplete | tcRead | tcComplete, dev: disk},
+		// a back merge of two 4 KiB writes
+		{seq: 7, time: 10000, sector: 2000, bytes: 4096, action: taQueue | tcWrite | tcQueue, pid: 42, dev: disk},
+		{seq: 8, time: 10100, sector: 2008, bytes: 4096, action: taQueue | tcWrite | tcQueue, pid: 42, dev: disk},
+		{seq: 9, time: 10200, sector: 2008, bytes: 4096, action: taBackmerge | tcWrite | tcQueue, pid: 42, dev: disk},
+		{seq: 10, time: 11000, sector: 2000, bytes: 8192, action: taIssue | tcWrite | tcIssue, pid: 42, dev: disk},
+		{seq: 11, time: 15000, sector: 2000, bytes: 8192, action: taComplete | tcWrite | tcComplete, dev: disk},
+		// a split into two requests, the second requeued once
+		{seq: 12, time: 20000, sector: 3000, bytes: 8192, action: taQueue | tcRead | tcQueue, pid: 42, dev: disk},
+		{seq: 13, time: 20100, sector: 3000, bytes: 8192, action: taSplit | tcRead, pid: 42, dev: disk, pdu: split},
+		{seq: 14, time: 21000, sector: 3000, bytes: 4096, action: taIssue | tcRead | tcIssue, pid: 42, dev: disk},
+		{seq: 15, time: 21500, sector: 3008, bytes: 4096, action: taIssue | tcRead | tcIssue, pid: 42, dev: disk},
+		{seq: 16, time: 21600, sector: 3008, bytes: 4096, action: taRequeue | tcRead | tcRequeue, pid: 42, dev: disk},
+		{seq: 17, time: 22000, sector: 3008, bytes: 4096, action: taIssue | tcRead | tcIssue, pid: 42, dev: disk},
+		{seq: 18, time: 30000, sector: 3000, bytes: 4096, action: taComplete | tcRead | tcComplete, dev: disk},
+		{seq: 19, time: 31000, sector: 3008, bytes: 4096, action: taComplete | tcRead | tcComplete, dev: disk},
+	}
+	var text []byte
+	for i := 0; i < 2; i++ {
+		base := filepath.Join(t.TempDir(), "sda")
+		var b []byte
+		for _, r := range run {
+			b = append(b, r.encode(binary.LittleEndian)...)
+		}
+		if err := os.WriteFile(base+".blktrace.0", b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bp, "-i", base).CombinedOutput()
+		if err != nil {
+			t.Fatalf("blkparse: %v\n%s", err, out)
+		}
+		text = append(text, out...)
+	}
+	if !bytes.Contains(text, []byte(" A ")) || !bytes.Contains(text, []byte("Skips: 0")) {
+		t.Fatalf("blkparse printed no remap or no trailer:\n%s", text)
+	}
+	r := NewBlkparseReader(bytes.NewReader(text), "runs")
+	var evs []event.Event
+	var lost int64
+	for r.Scan() {
+		switch rec := r.Record(); rec.Kind {
+		case KindEvent:
+			evs = append(evs, rec.Event)
+		case KindLost:
+			lost += max(rec.N, 1)
+		case KindError:
+			t.Fatal(rec.Err)
+		}
+	}
+	c := r.Counts()
+	// Per run: the remapped read, the merged write, the split's two parts.
+	if len(evs) != 8 || lost != 0 || c.Unmatched != 0 || c.Unfinished != 0 || r.Runs() != 2 {
+		t.Fatalf("%d events (want 8), lost %d, counts %+v, runs %d:\n%s", len(evs), lost, c, r.Runs(), text)
+	}
+	sizes := map[int64]int{}
+	for i, e := range evs {
+		sizes[e.Size]++
+		if i >= 4 && e.Start < evs[3].End {
+			t.Errorf("the second run's event %d starts at %d, before the first run ended (%d)", i, e.Start, evs[3].End)
+		}
+	}
+	remapped := evs[0]
+	if remapped.Offset != 2048*512 || remapped.Start != 0 || remapped.Dev != (event.Dev{Major: 8, Minor: 0}) || sizes[8192] != 2 || sizes[4096] != 6 {
+		t.Errorf("remapped read %+v (timed from its queueing on the partition), sizes %v", remapped, sizes)
+	}
+	said := strings.Join(r.Warnings(), "\n")
+	for _, w := range []string{"2 runs one after another", "2 merges", "2 splits", "2 requeues", "2 remaps"} {
+		if !strings.Contains(said, w) {
+			t.Errorf("no %q in %q", w, said)
+		}
+	}
+}

@@ -176,7 +176,6 @@ func (p *SnoopReader) BlockUnit() string {
 	return p.unit.why
 }
 
-
 // Scan reads the next record.
 func (p *SnoopReader) Scan() bool {
 	for {
