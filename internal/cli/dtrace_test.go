@@ -103,7 +103,7 @@ func TestRecordDTraceSIPFallsBackToFsUsage(t *testing.T) {
 	}
 	found := false
 	for _, d := range s.Devices {
-		found = found || d.Device == "disk3s5"
+		found = found || strings.HasPrefix(d.Device, "disk3 (APFS container; volumes disk3s5")
 	}
 	if !found {
 		t.Errorf("devices: %+v", s.Devices)
