@@ -30,10 +30,13 @@ type Options struct {
 
 // Result is a trace's classification.
 type Result struct {
-	Shape   Shape   `json:"shape"`
-	Matches []Match `json:"matches"`
-	Mixture []Share `json:"mixture"`
-	Phases  []Phase `json:"phases"`
+	Shape Shape `json:"shape"`
+	// OtherLayer is the layer not classified, where it looks different:
+	// what the calls asked for beside what the drive did.
+	OtherLayer *Shape  `json:"other_layer,omitempty"`
+	Matches    []Match `json:"matches"`
+	Mixture    []Share `json:"mixture"`
+	Phases     []Phase `json:"phases"`
 	// Actors are the programs behind the I/O, each with its own shape;
 	// empty when one program did it all.
 	Actors  []Actor        `json:"actors,omitempty"`
@@ -165,6 +168,9 @@ func (p *Pass) Finish(whole *profile.Profile) (*Result, error) {
 		return nil, ErrNoIO
 	}
 	res := &Result{Shape: shape, Matches: Rank(shape, exp), Origin: p.first}
+	if o, ok := OtherLayer(whole, shape); ok {
+		res.OtherLayer = &o
+	}
 	slices := p.slices[event.Block]
 	slices.absorb(p.slices[event.Syscall])
 	wins := slices.windows(p.opts.SyscallPartial, exp)

@@ -235,8 +235,10 @@ func TestVerdictAndActors(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := res.Verdict.Text
-	if res.Verdict.Fits || !strings.Contains(v, "No single benchmark pattern fits") || !strings.Contains(v, "2 phases") ||
-		!strings.Contains(v, "like "+res.Phases[0].Best.Name) {
+	// Three quarters of the time streams: the verdict leads with that,
+	// says how loosely it fits the whole and why, and names the rest.
+	if res.Verdict.Fits || !strings.HasPrefix(v, "Mostly like ") || !strings.Contains(v, "% of the I/O time, a loose fit") ||
+		!strings.Contains(v, " here, ") || !strings.Contains(v, "2 phases") || !strings.Contains(v, "like "+res.Phases[0].Best.Name) {
 		t.Errorf("verdict %q", v)
 	}
 	if len(res.Actors) != 2 {
@@ -332,5 +334,76 @@ func TestSlicesWidenExactly(t *testing.T) {
 		if i > 0 && w.idx <= wins[i-1].idx {
 			t.Fatalf("windows out of order: %+v", wins)
 		}
+	}
+}
+
+// The verdict reads as one thought: it never names a share of the time of
+// 0 %, and a loose fit names the dimension that keeps it loose.
+func TestVerdictWording(t *testing.T) {
+	m := func(id, family string, score float64, size int64) Match {
+		_, dims := compare(Shape{BlockSizeBytes: size, QueueDepth: 1, SequentialFraction: 0, ReadFraction: 1, IdleFraction: 0.5},
+			Shape{BlockSizeBytes: 512 << 10, QueueDepth: 1, SequentialFraction: 0, ReadFraction: 1, IdleFraction: 0.5})
+		return Match{ID: id, Name: id + " name", Family: family, Score: score, Dimensions: dims}
+	}
+	scrub := m("real-fcp-scrub", "scrub", 0.57, 4<<20)
+	other := m("cdm-rnd4k", "rnd4k", 0.3, 4<<20)
+	for _, c := range []struct {
+		name      string
+		r         Result
+		want, not []string
+	}{
+		{"mostly one, loose", Result{Matches: []Match{scrub, other}, Mixture: []Share{{ID: scrub.ID, Name: scrub.Name, Family: "scrub", TimeShare: 0.91}, {ID: other.ID, Name: other.Name, Family: "rnd4k", TimeShare: 0.09}}},
+			[]string{"Mostly like real-fcp-scrub name — 91% of the I/O time, a loose fit (0.57): larger requests — 4 MiB here, 512 KiB in the pattern."}, []string{"0%", "closest"}},
+		{"best takes no time", Result{Matches: []Match{scrub, other}, Mixture: []Share{{ID: other.ID, Name: other.Name, Family: "rnd4k", TimeShare: 0.45}, {ID: "x", Name: "x name", Family: "x", TimeShare: 0.4}}},
+			[]string{"No single benchmark pattern fits the whole trace: the closest, real-fcp-scrub name, scores 0.57 (larger requests"}, []string{" 0% of"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := verdictOf(&c.r).Text
+			for _, w := range c.want {
+				if !strings.Contains(v, w) {
+					t.Errorf("%q lacks %q", v, w)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(v, w) {
+					t.Errorf("%q has %q", v, w)
+				}
+			}
+		})
+	}
+}
+
+// The classified layer is the one that carries the drive's work, and the
+// shape says why; the other layer is shown where it looks different.
+func TestLayerCarryingTheWork(t *testing.T) {
+	layer := func(ios, bytes, size int64, seq, busy float64) *profile.Layer {
+		l := &profile.Layer{IOs: ios, Reads: ios, ReadBytes: bytes, ReadFractionByBytes: 1, SequentialFraction: seq, SpanS: 10}
+		l.SizeBytes.P50ByBytes = size
+		l.QueueDepth.P50, l.QueueDepth.BusyS = 1, busy
+		return l
+	}
+	for _, c := range []struct {
+		name      string
+		sys, blk  *profile.Layer
+		layer     string
+		reason    string
+		otherShow bool
+	}{
+		{"app start: the drive moved far more than asked", layer(900, 2600<<10, 8<<10, 0.1, 0.2), layer(4000, 362<<20, 1<<20, 0.6, 6), "block", "the calls asked for", true},
+		{"a benchmark's parent paged in its binary", layer(5500, 21<<20, 4<<10, 0.03, 0.29), layer(5700, 85<<20, 1<<20, 0.05, 0.4), "syscall", "what the calls asked for", true},
+		{"faults: the drive busy far longer than the calls", layer(900, 100<<20, 64<<10, 0.1, 0.5), layer(1000, 120<<20, 128<<10, 0.2, 4), "block", "outside them", false},
+		{"page cache absorbed the calls", layer(10000, 1<<30, 128<<10, 0.9, 1), layer(100, 10<<20, 128<<10, 0.9, 0.5), "block", "page cache absorbed", false},
+		{"a copy: what was asked for", layer(2000, 2<<30, 1<<20, 0.99, 9), layer(2100, 2<<30, 1<<20, 0.99, 8), "syscall", "what the calls asked for", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &profile.Profile{Syscall: c.sys, Block: c.blk}
+			s, ok := ShapeOf(p)
+			if !ok || s.Layer != c.layer || !strings.Contains(s.LayerReason, c.reason) {
+				t.Fatalf("layer %q (%q), want %q (%q)", s.Layer, s.LayerReason, c.layer, c.reason)
+			}
+			if _, ok := OtherLayer(p, s); ok != c.otherShow {
+				t.Errorf("other layer shown: %v, want %v", ok, c.otherShow)
+			}
+		})
 	}
 }

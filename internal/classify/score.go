@@ -15,6 +15,9 @@ type Dimension struct {
 	Pattern    string  `json:"pattern"`
 	Similarity float64 `json:"similarity"` // 0..1
 	Why        string  `json:"why"`
+	// Differs says in words how the trace differs from the pattern here
+	// ("larger requests"), where it does.
+	Differs string `json:"differs,omitempty"`
 }
 
 // Match is a pattern's score against a trace.
@@ -62,6 +65,8 @@ func compare(t, p Shape) (float64, []Dimension) {
 		{pct(t.ReadFraction) + " reads", pct(p.ReadFraction) + " reads"},
 		{pct(t.IdleFraction) + " idle", pct(p.IdleFraction) + " idle"},
 	}
+	more := []bool{t.BlockSizeBytes > p.BlockSizeBytes, t.QueueDepth > p.QueueDepth, t.SequentialFraction > p.SequentialFraction,
+		t.ReadFraction > p.ReadFraction, t.IdleFraction > p.IdleFraction}
 	// The score is the weighted geometric mean of the similarities: one
 	// dimension far off pulls it down however well the others agree.
 	sims, weights := make([]float64, len(dims)), make([]float64, len(dims))
@@ -71,8 +76,47 @@ func compare(t, p Shape) (float64, []Dimension) {
 		// A floor, so one dimension at zero does not make the mean's log -Inf.
 		sims[i], weights[i] = math.Max(s, 1e-9), d.weight
 		out[i] = Dimension{Name: d.name, Trace: texts[i][0], Pattern: texts[i][1], Similarity: round3(s), Why: why(i, dist[i], s)}
+		if s < 0.9 {
+			out[i].Differs = differs[i][b2i(more[i])]
+		}
 	}
 	return round3(stat.GeometricMean(sims, weights)), out
+}
+
+// differs words each dimension's difference: [less, more].
+var differs = [][2]string{
+	{"smaller requests", "larger requests"},
+	{"a shallower queue", "a deeper queue"},
+	{"more random access", "more sequential access"},
+	{"more writes", "more reads"},
+	{"less idle time", "more idle time"},
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Weakest is the dimension that keeps m's score lowest.
+func (m Match) Weakest() Dimension {
+	w := m.Dimensions[0]
+	for _, d := range m.Dimensions[1:] {
+		if d.Similarity < w.Similarity {
+			w = d
+		}
+	}
+	return w
+}
+
+// looseness says why a match is loose: its weakest dimension, in words.
+func (m Match) looseness() string {
+	w := m.Weakest()
+	if w.Differs == "" {
+		return "no one dimension far off"
+	}
+	return fmt.Sprintf("%s — %s here, %s in the pattern", w.Differs, w.Trace, w.Pattern)
 }
 
 func why(i int, d, s float64) string {

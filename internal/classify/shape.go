@@ -1,7 +1,11 @@
 package classify
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/ioshape/ioshape/internal/profile"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // Shape is what a workload looks like, in the terms benchmarks use.
@@ -26,13 +30,31 @@ type Shape struct {
 	IOs          int64   `json:"ios"`
 	Bytes        int64   `json:"bytes"`
 	SpanS        float64 `json:"span_s"`
-	// Layer is the layer sizes and access come from. A benchmark's
-	// parameters are what it asks for, so this is the syscall layer, unless
-	// that view says little about the drive: the requests are giant (a
-	// copy_file_range of a whole file) or the page cache absorbed them (the
-	// drive saw under a quarter of the bytes). Then it is the block layer.
-	Layer string `json:"layer"`
+	// Layer is the layer sizes and access come from, LayerReason why. A
+	// benchmark's parameters are what it asks for, so this is the syscall
+	// layer, unless the drive's work is elsewhere: the requests are giant
+	// (a copy_file_range of a whole file), the page cache absorbed them
+	// (the drive saw under a quarter of the bytes), the drive moved several
+	// times what the calls asked for (page faults of mapped files and the
+	// readahead around them, metadata: an application's start), or the
+	// drive was busy far longer than the calls waited. Then it is the block
+	// layer.
+	Layer       string `json:"layer"`
+	LayerReason string `json:"layer_reason"`
 }
+
+// Thresholds of the layer rule (ShapeOf).
+const (
+	// longerAtDrive: the drive was busy this many times as long as the
+	// calls were in flight (with at least half their bytes): the drive's
+	// time was spent outside the calls. Bytes alone do not decide: a
+	// benchmark's parent process pages in its binary, moving more bytes
+	// than the job's small reads, in a fraction of the time.
+	longerAtDrive = 3
+	// moreAtDrive: the drive moved this many times the bytes asked for
+	// (said as such).
+	moreAtDrive = 2
+)
 
 // maxRequestBytes: larger "requests" are whole-file copies, not I/O sizes.
 const maxRequestBytes = 16 << 20
@@ -44,23 +66,58 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 	if !data(sys) && !data(blk) {
 		return Shape{}, false
 	}
-	l, name := sys, "syscall"
+	l, name, why := sys, "syscall", "what the calls asked for: a benchmark's parameters are requests"
 	switch {
 	case !data(sys):
-		l, name = blk, "block"
+		l, name, why = blk, "block", "the trace has no calls, only the drive's requests"
 	case p.SyscallPartial && data(blk):
 		// The syscall layer stops early (a degraded tracer): sizes and
 		// access from the drive's view; the depth asked for still from
 		// what the syscall layer saw.
-		l, name = blk, "block"
+		l, name, why = blk, "block", "the calls were traced for the start only (the tracer was degraded)"
 	case data(blk) && blk.IOs >= 8:
 		sysBytes, blkBytes := sys.ReadBytes+sys.WriteBytes, blk.ReadBytes+blk.WriteBytes
-		if sys.SizeBytes.P50ByBytes > maxRequestBytes || 4*blkBytes < sysBytes {
-			l, name = blk, "block"
+		sysBusy, blkBusy := sys.QueueDepth.BusyS, blk.QueueDepth.BusyS
+		switch {
+		case sys.SizeBytes.P50ByBytes > maxRequestBytes:
+			l, name, why = blk, "block", fmt.Sprintf("the calls are whole-file copies (%s each): their size says nothing of the drive's requests", sizeText(sys.SizeBytes.P50ByBytes))
+		case 4*blkBytes < sysBytes:
+			l, name, why = blk, "block", fmt.Sprintf("the page cache absorbed the calls: the drive moved %s of the %s asked for", units.Bytes(blkBytes), units.Bytes(sysBytes))
+		case blkBusy >= longerAtDrive*sysBusy && blkBytes >= moreAtDrive*sysBytes:
+			l, name, why = blk, "block", fmt.Sprintf("the drive moved %s, %.0f× the %s the calls asked for, and was busy %.2f s to their %.2f s: its work was page faults of mapped files, readahead around them and metadata",
+				units.Bytes(blkBytes), float64(blkBytes)/float64(max(sysBytes, 1)), units.Bytes(sysBytes), blkBusy, sysBusy)
+		case blkBusy >= longerAtDrive*sysBusy && 2*blkBytes >= sysBytes:
+			l, name, why = blk, "block", fmt.Sprintf("the drive was busy %.2f s, the calls in flight only %.2f s: its work was done outside them", blkBusy, sysBusy)
 		}
 	}
+	return layerShape(p, l, name, why), true
+}
+
+// OtherLayer is the shape of the layer s was not read from, when that
+// layer has data and looks different (another access, sizes two doublings
+// apart, or the read share a quarter apart): both views, side by side.
+func OtherLayer(p *profile.Profile, s Shape) (Shape, bool) {
+	l, name := p.Block, "block"
+	if s.Layer == "block" {
+		l, name = p.Syscall, "syscall"
+	}
+	if l == nil || l.IOs == 0 {
+		return Shape{}, false
+	}
+	o := layerShape(p, l, name, "shown beside the classified layer")
+	far := math.Abs(log2(float64(o.BlockSizeBytes))-log2(float64(s.BlockSizeBytes))) >= 2
+	if o.Access == s.Access && !far && math.Abs(o.ReadFraction-s.ReadFraction) < 0.25 {
+		return Shape{}, false
+	}
+	return o, true
+}
+
+// layerShape reads the shape of layer l of p.
+func layerShape(p *profile.Profile, l *profile.Layer, name, why string) Shape {
+	data := func(l *profile.Layer) bool { return l != nil && l.IOs > 0 }
+	sys, blk := p.Syscall, p.Block
 	s := Shape{
-		Layer: name, IOs: l.IOs, Bytes: l.ReadBytes + l.WriteBytes, SpanS: l.SpanS,
+		Layer: name, LayerReason: why, IOs: l.IOs, Bytes: l.ReadBytes + l.WriteBytes, SpanS: l.SpanS,
 		BlockSizeBytes:     l.SizeBytes.P50ByBytes,
 		SequentialFraction: l.SequentialFraction,
 		ReadFraction:       l.ReadFractionByBytes,
@@ -84,5 +141,5 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 	if data(blk) {
 		s.DeviceQueueDepth = blk.QueueDepth.P50
 	}
-	return s, true
+	return s
 }

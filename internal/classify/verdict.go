@@ -21,6 +21,10 @@ type Verdict struct {
 	Text string `json:"text"`
 }
 
+// MostlyTimeShare is the share of the I/O time one pattern's family takes
+// for the verdict to lead with it.
+const MostlyTimeShare = 0.5
+
 // FitTimeShare is the least share of the I/O time the best match's family
 // must take, window by window, to stand for the whole trace: a stream that
 // moves most of the bytes in a fifth of the time does not describe the rest.
@@ -40,13 +44,40 @@ func verdictOf(r *Result) Verdict {
 	if best.Score >= FitScore && timeShare >= FitTimeShare {
 		return Verdict{Fits: true, Text: fmt.Sprintf("Shaped like %s (score %.2f).", best.Name, best.Score)}
 	}
+	byTime := append([]Share(nil), r.Mixture...)
+	sort.SliceStable(byTime, func(i, j int) bool { return byTime[i].TimeShare > byTime[j].TimeShare })
 	var b strings.Builder
-	fmt.Fprintf(&b, "No single benchmark pattern fits the whole trace (closest: %s, score %.2f, %.0f%% of the I/O time).", best.Name, best.Score, 100*timeShare)
+	if len(byTime) > 0 && byTime[0].TimeShare >= MostlyTimeShare {
+		// One pattern takes most of the time: say that first, and how
+		// loosely it fits the whole.
+		top := byTime[0]
+		m := best
+		for _, x := range r.Matches {
+			if x.ID == top.ID {
+				m = x
+			}
+		}
+		fmt.Fprintf(&b, "Mostly like %s — %.0f%% of the I/O time", top.Name, 100*top.TimeShare)
+		if m.Score >= FitScore {
+			fmt.Fprintf(&b, ", and it fits the whole trace (score %.2f).", m.Score)
+		} else {
+			fmt.Fprintf(&b, ", a loose fit (%.2f): %s.", m.Score, m.looseness())
+		}
+		if top.Family != best.Family {
+			fmt.Fprintf(&b, " As a whole the trace is closest to %s (score %.2f).", best.Name, best.Score)
+		}
+		if len(r.Phases) > 1 {
+			fmt.Fprintf(&b, " It runs in %d phases.", len(r.Phases))
+		}
+		if len(byTime) > 1 && byTime[1].TimeShare >= 0.05 {
+			fmt.Fprintf(&b, " The rest is mostly like %s (%.0f%%).", byTime[1].Name, 100*byTime[1].TimeShare)
+		}
+		return Verdict{Text: b.String()}
+	}
+	fmt.Fprintf(&b, "No single benchmark pattern fits the whole trace: the closest, %s, scores %.2f (%s).", best.Name, best.Score, best.looseness())
 	if len(r.Phases) > 1 {
 		fmt.Fprintf(&b, " It runs in %d phases.", len(r.Phases))
 	}
-	byTime := append([]Share(nil), r.Mixture...)
-	sort.SliceStable(byTime, func(i, j int) bool { return byTime[i].TimeShare > byTime[j].TimeShare })
 	var parts []string
 	for i, s := range byTime {
 		if i == 3 || s.TimeShare < 0.05 {

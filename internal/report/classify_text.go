@@ -23,9 +23,14 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 	s := r.Shape
 	ew.printf("Trace %s\n", name)
 	ew.printf("  %s\n", r.Verdict.Text)
-	ew.printf("  shape  %s, %s (by bytes), queue depth %s requested / %s at the device, %s reads, %s idle  [%s layer, %s I/Os, %s]\n\n",
-		s.Access, units.Bytes(s.BlockSizeBytes), units.Num(s.QueueDepth, 1), units.Num(s.DeviceQueueDepth, 1), units.Percent(s.ReadFraction),
-		units.Percent(s.IdleFraction), s.Layer, units.Count(s.IOs), units.Bytes(s.Bytes))
+	ew.printf("  shape  %s\n", ShapeText(s))
+	if s.LayerReason != "" {
+		ew.printf("  layer  %s: %s\n", s.Layer, s.LayerReason)
+	}
+	if o := r.OtherLayer; o != nil {
+		ew.printf("  beside %s\n", ShapeText(*o))
+	}
+	ew.printf("\n")
 
 	ew.printf("Best matches\n")
 	for i, m := range r.Matches {
@@ -89,4 +94,11 @@ func WriteClassification(w io.Writer, path string, m tracefile.Meta, r *classify
 		ew.printf("  %s\n", d.Headline.Note)
 	}
 	return ew.err
+}
+
+// ShapeText is a shape in one line, with the layer it was read from.
+func ShapeText(s classify.Shape) string {
+	return fmt.Sprintf("%s, %s (by bytes), queue depth %s requested / %s at the device, %s reads, %s idle  [%s layer, %s I/Os, %s]",
+		s.Access, units.Bytes(s.BlockSizeBytes), units.Num(s.QueueDepth, 1), units.Num(s.DeviceQueueDepth, 1), units.Percent(s.ReadFraction),
+		units.Percent(s.IdleFraction), s.Layer, units.Count(s.IOs), units.Bytes(s.Bytes))
 }

@@ -35,6 +35,7 @@ type headlineView struct {
 	Fits                                                                  bool
 	Verdict                                                               string
 	Match, Access, Block, QueueDepth, DriveQueueDepth, Reads, Idle, Layer string
+	LayerReason, Beside                                                   string // why that layer; the other's shape, where it differs
 }
 
 type cardView struct{ K, V string }
@@ -110,7 +111,10 @@ func Report(a *report.Analysis, o Options) *Page {
 			Fits: a.Class.Verdict.Fits, Verdict: a.Class.Verdict.Text,
 			Match: a.Class.Matches[0].Name, Access: sh.Access, Block: units.Bytes(sh.BlockSizeBytes),
 			QueueDepth: units.Num(sh.QueueDepth, 1), DriveQueueDepth: units.Num(sh.DeviceQueueDepth, 1),
-			Reads: units.Percent(sh.ReadFraction), Idle: units.Percent(sh.IdleFraction), Layer: sh.Layer,
+			Reads: units.Percent(sh.ReadFraction), Idle: units.Percent(sh.IdleFraction), Layer: sh.Layer, LayerReason: sh.LayerReason,
+		}
+		if o := a.Class.OtherLayer; o != nil {
+			v.Headline.Beside = report.ShapeText(*o)
 		}
 		if lacks("queue_depth") {
 			v.Headline.QueueDepth, v.Headline.DriveQueueDepth, v.Headline.Idle = "n/a", "n/a", "n/a"
