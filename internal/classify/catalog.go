@@ -19,16 +19,19 @@ type Pattern struct {
 	// on Linux against cp and Finder on macOS): linux or darwin.
 	Platform string `json:"platform,omitempty"`
 
-	Sizes        []int64   `json:"sizes"`
-	SizeWeights  []float64 `json:"size_weights,omitempty"`
-	EqualBytes   bool      `json:"equal_bytes,omitempty"`
-	QueueDepth   int       `json:"queue_depth"` // outstanding async requests per thread
-	Threads      int       `json:"threads"`     // threads, each with QueueDepth outstanding
-	Access       string    `json:"access"`      // sequential or random
-	ReadFraction float64   `json:"read_fraction"`
-	GapUs        []float64 `json:"gap_us,omitempty"` // think time between a completion and the thread's next I/O: [min, max]
-	Duty         float64   `json:"duty,omitempty"`   // bursts: busy share of the time
-	IOs          int       `json:"ios,omitempty"`    // I/Os to simulate (default 4000)
+	Sizes       []int64   `json:"sizes"`
+	SizeWeights []float64 `json:"size_weights,omitempty"`
+	EqualBytes  bool      `json:"equal_bytes,omitempty"`
+	QueueDepth  int       `json:"queue_depth"` // outstanding async requests per thread
+	Threads     int       `json:"threads"`     // threads, each with QueueDepth outstanding
+	Access      string    `json:"access"`      // sequential, random, or mixed
+	// SequentialFraction, for mixed access: the share of I/Os that continue
+	// the stream (the rest jump to a random place and continue from it).
+	SequentialFraction float64   `json:"sequential_fraction,omitempty"`
+	ReadFraction       float64   `json:"read_fraction"`
+	GapUs              []float64 `json:"gap_us,omitempty"` // think time between a completion and the thread's next I/O: [min, max]
+	Duty               float64   `json:"duty,omitempty"`   // bursts: busy share of the time
+	IOs                int       `json:"ios,omitempty"`    // I/Os to simulate (default 4000)
 
 	Source   string `json:"source"`
 	Verified bool   `json:"verified"`
@@ -75,8 +78,8 @@ func (p *Pattern) validate() error {
 		return fmt.Errorf("pattern %s: no sizes", p.ID)
 	case len(p.SizeWeights) > 0 && len(p.SizeWeights) != len(p.Sizes):
 		return fmt.Errorf("pattern %s: size_weights must match sizes", p.ID)
-	case p.Access != "sequential" && p.Access != "random":
-		return fmt.Errorf("pattern %s: access must be sequential or random", p.ID)
+	case p.Access != "sequential" && p.Access != "random" && p.Access != "mixed":
+		return fmt.Errorf("pattern %s: access must be sequential, random or mixed", p.ID)
 	case p.ReadFraction < 0 || p.ReadFraction > 1:
 		return fmt.Errorf("pattern %s: read_fraction out of range", p.ID)
 	case len(p.GapUs) != 0 && len(p.GapUs) != 2:

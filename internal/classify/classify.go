@@ -173,7 +173,7 @@ func (p *Pass) Finish(whole *profile.Profile) (*Result, error) {
 	}
 	slices := p.slices[event.Block]
 	slices.absorb(p.slices[event.Syscall])
-	wins := slices.windows(p.opts.SyscallPartial, exp)
+	wins := slices.windows(p.opts.SyscallPartial, shape.Layer, exp)
 	res.Mixture = mixture(wins)
 	res.Phases = slices.phases(phaseRuns(wins), p.first, p.opts.SyscallPartial, exp)
 	actors := p.actors[event.Block]
@@ -293,12 +293,14 @@ func (s *slicer) indexes() []int64 {
 	return idx
 }
 
-// windows ranks each slice with enough I/O, in time order.
-func (s *slicer) windows(syscallPartial bool, exp []Expected) []window {
+// windows ranks each slice with enough I/O, in time order, each read from
+// the layer the whole trace is (a slice is too short to weigh the layers:
+// its readahead may land in the next), so that the mixture adds up to it.
+func (s *slicer) windows(syscallPartial bool, layer string, exp []Expected) []window {
 	var out []window
 	for _, i := range s.indexes() {
 		w := window{idx: int(i)}
-		if sh, ok := ShapeOf(s.buckets[i].Profile(syscallPartial)); ok {
+		if sh, ok := ShapeAt(s.buckets[i].Profile(syscallPartial), layer); ok {
 			w.shape, w.bytes = sh, sh.Bytes
 			if sh.IOs >= minWindowIOs {
 				w.ok = true

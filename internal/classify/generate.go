@@ -61,7 +61,10 @@ func Generate(p *Pattern) []event.Event {
 		t := next[s]
 		size := p.Sizes[pickSize(p, cum, i, n, rng)]
 		var off int64
-		if p.Access == "sequential" {
+		if p.Access == "mixed" && rng.Float64() >= p.SequentialFraction {
+			offset[th] = rng.Int64N(simRegion/4096) * 4096 // a jump; the stream goes on from here
+		}
+		if p.Access == "sequential" || p.Access == "mixed" {
 			off = int64(th)*simRegion + offset[th]%simRegion
 			offset[th] += size
 		} else {

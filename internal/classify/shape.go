@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/units"
@@ -24,8 +25,8 @@ type Shape struct {
 	DeviceQueueDepth float64 `json:"device_queue_depth"`
 	// ReadFraction is reads' share of the bytes moved.
 	ReadFraction float64 `json:"read_fraction"`
-	// IdleFraction is the share of the span with nothing in flight: think
-	// time and gaps between I/Os.
+	// IdleFraction is the share of the span with nothing in flight at the
+	// classified layer: think time and gaps between I/Os.
 	IdleFraction float64 `json:"idle_fraction"`
 	IOs          int64   `json:"ios"`
 	Bytes        int64   `json:"bytes"`
@@ -83,14 +84,60 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 			l, name, why = blk, "block", fmt.Sprintf("the calls are whole-file copies (%s each): their size says nothing of the drive's requests", sizeText(sys.SizeBytes.P50ByBytes))
 		case 4*blkBytes < sysBytes:
 			l, name, why = blk, "block", fmt.Sprintf("the page cache absorbed the calls: the drive moved %s of the %s asked for", units.Bytes(blkBytes), units.Bytes(sysBytes))
-		case blkBusy >= longerAtDrive*sysBusy && blkBytes >= moreAtDrive*sysBytes:
-			l, name, why = blk, "block", fmt.Sprintf("the drive moved %s, %.0f× the %s the calls asked for, and was busy %.2f s to their %.2f s: its work was page faults of mapped files, readahead around them and metadata",
-				units.Bytes(blkBytes), float64(blkBytes)/float64(max(sysBytes, 1)), units.Bytes(sysBytes), blkBusy, sysBusy)
+		case amplification(p) >= moreAtDrive:
+			l, name, why = blk, "block", fmt.Sprintf("the drive moved %s for the %s the calls asked for (%.1f× for the processes that made them): readahead around their reads, page faults of mapped files, metadata",
+				units.Bytes(blkBytes), units.Bytes(sysBytes), amplification(p))
 		case blkBusy >= longerAtDrive*sysBusy && 2*blkBytes >= sysBytes:
 			l, name, why = blk, "block", fmt.Sprintf("the drive was busy %.2f s, the calls in flight only %.2f s: its work was done outside them", blkBusy, sysBusy)
 		}
 	}
 	return layerShape(p, l, name, why), true
+}
+
+// ShapeAt reads a profile's shape from the given layer (a window of a
+// trace read from that layer); false if that layer has no data there.
+func ShapeAt(p *profile.Profile, layer string) (Shape, bool) {
+	l := p.Syscall
+	if layer == "block" {
+		l = p.Block
+	}
+	if l == nil || l.IOs == 0 {
+		return Shape{}, false
+	}
+	return layerShape(p, l, layer, "the layer the whole trace is read from"), true
+}
+
+// amplification is how many bytes the drive moved for each byte the calls
+// asked for, as the processes that made the calls saw it: the median of
+// their own ratios, weighted by what each asked for. A process that made
+// few calls but paged in its binary (a benchmark's parent) then weighs
+// little beside the job making the calls; one whose reads the drive saw
+// enlarged by readahead (a video player seeking) weighs what it asked.
+// Without a process table, the layers' ratio.
+func amplification(p *profile.Profile) float64 {
+	sysBytes := p.Syscall.ReadBytes + p.Syscall.WriteBytes
+	type part struct{ ratio, weight float64 }
+	var parts []part
+	var total float64
+	for _, pr := range p.Processes {
+		asked := pr.SyscallReadBytes + pr.SyscallWriteBytes
+		if asked <= 0 || pr.Kernel {
+			continue
+		}
+		parts = append(parts, part{float64(pr.BlockReadBytes+pr.BlockWriteBytes) / float64(asked), float64(asked)})
+		total += float64(asked)
+	}
+	if len(parts) == 0 {
+		return float64(p.Block.ReadBytes+p.Block.WriteBytes) / float64(max(sysBytes, 1))
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].ratio < parts[j].ratio })
+	var acc float64
+	for _, x := range parts {
+		if acc += x.weight; acc >= total/2 {
+			return x.ratio
+		}
+	}
+	return parts[len(parts)-1].ratio
 }
 
 // OtherLayer is the shape of the layer s was not read from, when that
@@ -135,8 +182,11 @@ func layerShape(p *profile.Profile, l *profile.Layer, name, why string) Shape {
 		req = sys
 	}
 	s.QueueDepth = req.QueueDepth.P50
-	if req.SpanS > 0 {
-		s.IdleFraction = round3(min(1, req.IdleS/req.SpanS))
+	// Idle time is the classified layer's: the drive's when its work is
+	// what is read (an application's calls idle between page faults the
+	// drive is busy with).
+	if l.SpanS > 0 {
+		s.IdleFraction = round3(min(1, l.IdleS/l.SpanS))
 	}
 	if data(blk) {
 		s.DeviceQueueDepth = blk.QueueDepth.P50

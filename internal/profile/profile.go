@@ -466,7 +466,9 @@ func (b *Builder) Finish() *Profile {
 		p.PageCache.BlockReadBytes, p.PageCache.BlockWriteBytes = p.Block.ReadBytes, p.Block.WriteBytes
 	}
 	if p.PageCache.SyscallReadBytes > 0 {
-		p.PageCache.ReadsFromCache = round3(1 - float64(p.PageCache.BlockReadBytes)/float64(p.PageCache.SyscallReadBytes))
+		// The drive reading more than was asked (page faults, readahead)
+		// serves nothing from the cache: 0, not a negative share.
+		p.PageCache.ReadsFromCache = round3(max(0, 1-float64(p.PageCache.BlockReadBytes)/float64(p.PageCache.SyscallReadBytes)))
 	}
 	p.Warnings = append(p.Warnings, b.foldedWarnings()...)
 	if p.LateEvents > 0 {

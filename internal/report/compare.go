@@ -13,7 +13,11 @@ import (
 // baseline the others are measured against.
 type Comparison struct {
 	Traces []ComparedTrace `json:"traces"`
-	Rows   []CompareRow    `json:"rows"`
+	// Changes say in sentences what changed from the first trace: bytes
+	// at the drive, its I/O time and the share of the run it took, the
+	// pattern.
+	Changes []string     `json:"changes"`
+	Rows    []CompareRow `json:"rows"`
 }
 
 // ComparedTrace names one trace and its best matches.
@@ -122,6 +126,13 @@ var measures = []measure{
 		return a.Class.Shape.IdleFraction, true
 	}},
 	layerMeasure("block_throughput", "drive throughput", UnitMBs, true, func(l *profile.Layer) float64 { return l.ThroughputMBs }),
+	layerMeasure("block_busy_s", "I/O time at the drive (busy)", UnitSeconds, true, func(l *profile.Layer) float64 { return l.QueueDepth.BusyS }),
+	{"waiting_fraction", "share of the run the drive was busy", UnitFraction, func(a *Analysis) (float64, bool) {
+		if l := a.Show.Block; l != nil && l.IOs > 0 && a.Show.Trace.DurationS > 0 {
+			return round3(min(1, l.QueueDepth.BusyS/a.Show.Trace.DurationS)), true
+		}
+		return 0, false
+	}},
 	{"reads_from_cache", "reads served by the cache", UnitFraction, func(a *Analysis) (float64, bool) {
 		pc := a.Show.PageCache
 		return pc.ReadsFromCache, pc.SyscallReadBytes > 0
@@ -199,5 +210,45 @@ func Compare(as []*Analysis) *Comparison {
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	c.Changes = changes(c, as)
 	return c
+}
+
+// changes says what changed from the first trace to each other, in the
+// terms a launch or a copy is compared in.
+func changes(c *Comparison, as []*Analysis) []string {
+	row := func(key string) *CompareRow {
+		for i := range c.Rows {
+			if c.Rows[i].Key == key {
+				return &c.Rows[i]
+			}
+		}
+		return nil
+	}
+	val := func(r *CompareRow, i int) string {
+		if r == nil || r.Values[i] == nil {
+			return "–"
+		}
+		return FormatValue(r.Unit, r.Values[i])
+	}
+	var out []string
+	read, busy, share := row("block_read_bytes"), row("block_busy_s"), row("waiting_fraction")
+	for i := 1; i < len(as); i++ {
+		b := string(rune('A' + i))
+		if read != nil {
+			out = append(out, fmt.Sprintf("At the drive, A read %s and %s read %s.", val(read, 0), b, val(read, i)))
+		}
+		if busy != nil {
+			out = append(out, fmt.Sprintf("The drive was busy %s in A (%s of the run) and %s in %s (%s).",
+				val(busy, 0), val(share, 0), val(busy, i), b, val(share, i)))
+		}
+		if a0, ai := as[0].Class, as[i].Class; a0 != nil && ai != nil && len(a0.Matches) > 0 && len(ai.Matches) > 0 {
+			if a0.Matches[0].Family == ai.Matches[0].Family {
+				out = append(out, fmt.Sprintf("Both read as %s.", a0.Matches[0].Name))
+			} else {
+				out = append(out, fmt.Sprintf("A reads as %s (%s layer), %s as %s (%s layer).", a0.Matches[0].Name, a0.Shape.Layer, b, ai.Matches[0].Name, ai.Shape.Layer))
+			}
+		}
+	}
+	return out
 }

@@ -65,6 +65,12 @@ func WriteCompare(w io.Writer, c *Comparison) error {
 		ew.printf("\n")
 	}
 	ew.printf("\n")
+	for _, s := range c.Changes {
+		ew.printf("%s\n", s)
+	}
+	if len(c.Changes) > 0 {
+		ew.printf("\n")
+	}
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 	head := []string{"", ""}
 	for i := range c.Traces {

@@ -50,7 +50,7 @@ func Compare(as []*report.Analysis, c *report.Comparison, o Options) *Page {
 			p.Banners = append(p.Banners, bn)
 		}
 	}
-	v := &compareView{}
+	v := &compareView{Changes: c.Changes}
 	p.compare = v
 	for i, t := range c.Traces {
 		tv := compareTraceView{Letter: letter(i), Name: t.ID, Target: t.Target, Shape: t.Shape}
@@ -86,9 +86,10 @@ func Compare(as []*report.Analysis, c *report.Comparison, o Options) *Page {
 
 // compareView is what the comparison template shows.
 type compareView struct {
-	Traces []compareTraceView
-	Rows   []compareRowView
-	Charts []chartView
+	Changes []string
+	Traces  []compareTraceView
+	Rows    []compareRowView
+	Charts  []chartView
 }
 
 type compareTraceView struct {
