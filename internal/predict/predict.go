@@ -77,8 +77,9 @@ type Result struct {
 	From       string  `json:"from,omitempty"`
 	RecordedS  float64 `json:"recorded_s"`
 	PredictedS float64 `json:"predicted_s"`
-	// HeadlineS is the naive answer: the bytes the application moved at
-	// the drive's headline rate (SEQ1M Q8T1).
+	// HeadlineS is the naive answer: the bytes the work moved (asked for,
+	// or moved by the drive where that is more) at the drive's headline
+	// rate (SEQ1M Q8T1).
 	HeadlineS float64 `json:"headline_s"`
 	// IOBoundShare is the share of the recorded time spent waiting for the
 	// drive.
@@ -547,9 +548,12 @@ func (b *Builder) processes(en *engine, ratios map[uint32]ratio) []Process {
 // headline is the naive prediction (bytes at the headline rate) and the
 // benchmark number the drive-bound time follows.
 func (b *Builder) headline(en *engine, d *drive.Spec) (headlineS float64, tracks string, share float64) {
+	// The bytes the work moved: what it asked for, or what the drive moved
+	// where that is more (page faults and readahead of an application's
+	// start, copies by calls not traced such as splice).
 	moved := b.sysBytes
-	if moved[0]+moved[1] == 0 {
-		moved = b.moved
+	for i := range moved {
+		moved[i] = max(moved[i], b.moved[i])
 	}
 	for i, op := range []string{"read", "write"} {
 		if moved[i] > 0 {
