@@ -148,6 +148,15 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			cfg.Progress(i+1, total, t, pt)
 		}
 	}
+	if err := measureSpans(ctx, fio, file, cfg.Size, direct, p); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("fio, random reads within spans: %w", err)
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(total, total, spanTest, drive.Point{})
+	}
 	if direct {
 		cpu, pt, ok, err := measureCacheRead(ctx, fio, file, cfg.Size)
 		if err != nil {
@@ -164,6 +173,42 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 	}
 	return p, p.Validate()
+}
+
+// spanTest stands for the span measurements in progress reports.
+var spanTest = Test{Op: "read", Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1}
+
+// SpanBytes are the regions random reads are measured within, up to the
+// test file: a disk's latency grows with how far its head moves between
+// requests (a few MiB apart against across the file), a flash drive's
+// does not.
+var SpanBytes = []int64{1 << 20, 16 << 20, 128 << 20}
+
+// spanRuntime is each span test's time: a slow disk still completes a
+// few hundred reads.
+const spanRuntime = 2 * time.Second
+
+// measureSpans measures 4 KiB random reads one at a time within each span
+// and the whole file, and keeps them in the profile with the span the
+// grid's random tests covered.
+func measureSpans(ctx context.Context, fio, file string, size int64, direct bool, p *drive.Spec) error {
+	spans := append([]int64(nil), SpanBytes...)
+	spans = slices.DeleteFunc(spans, func(s int64) bool { return s >= size })
+	spans = append(spans, size)
+	for _, s := range spans {
+		if !direct {
+			if err := dropCaches(); err != nil {
+				return err
+			}
+		}
+		pt, err := runOne(ctx, fio, file, s, spanTest, spanRuntime, direct)
+		if err != nil {
+			return err
+		}
+		p.Spans = append(p.Spans, drive.Span{Bytes: s, LatUs: pt.LatUs})
+	}
+	p.SpanBytes = size
+	return nil
 }
 
 // cacheReadTest is the calibration after the grid: a buffered sequential

@@ -52,6 +52,19 @@ type Spec struct {
 	// Coarse: a few headline numbers, not a grid (AmorphousDiskMark's four).
 	Coarse bool    `json:"coarse,omitempty"`
 	Points []Point `json:"points"`
+	// Spans are random 4 KiB reads, one at a time, within regions of
+	// several sizes: how the latency grows with the distance the drive
+	// moves between requests (a disk's seek: short-stroke against full
+	// stroke). SpanBytes is the region the grid's random tests covered.
+	// Empty: not measured (the latency taken as independent of position).
+	Spans     []Span `json:"spans,omitempty"`
+	SpanBytes int64  `json:"span_bytes,omitempty"`
+}
+
+// Span is the mean latency of random reads within a region of Bytes.
+type Span struct {
+	Bytes int64   `json:"bytes"`
+	LatUs float64 `json:"lat_mean_us"`
 }
 
 // Point is one measured shape.
@@ -266,3 +279,37 @@ func (p *Spec) MBs(op, access string, size int64, inflight float64) float64 {
 
 // Headline is the number a drive is sold by: SEQ1M at 8 in flight (Q8T1).
 func (p *Spec) Headline(op string) float64 { return p.MBs(op, "seq", 1<<20, 8) }
+
+// positional is how much more a drive's latency must grow from its shortest
+// span to its longest to be taken as depending on position: an SSD's
+// spans differ by noise (a few percent), a disk's by its seek.
+const positional = 1.3
+
+// DistanceFactor is how a random request's latency at distance (bytes from
+// where the last request ended) compares with the grid's random latency,
+// measured over SpanBytes: the ratio of the span latencies there,
+// interpolated on log₂ distance and clamped to the spans measured. 1 for a
+// drive whose latency does not depend on position (or whose spans were not
+// measured), so such a drive gives the answers it gave without them.
+func (p *Spec) DistanceFactor(distance int64) float64 {
+	if len(p.Spans) < 2 || p.SpanBytes <= 0 {
+		return 1
+	}
+	sp := append([]Span(nil), p.Spans...)
+	sort.Slice(sp, func(i, j int) bool { return sp[i].Bytes < sp[j].Bytes })
+	lo, hi := sp[0].LatUs, sp[0].LatUs
+	for _, s := range sp {
+		lo, hi = math.Min(lo, s.LatUs), math.Max(hi, s.LatUs)
+	}
+	if !(lo > 0) || hi < positional*lo {
+		return 1
+	}
+	xs, ys := make([]float64, len(sp)), make([]float64, len(sp))
+	for i, s := range sp {
+		// A random request within a span of S lands about S/3 from the
+		// last: the span's latency is that distance's.
+		xs[i], ys[i] = math.Log2(math.Max(float64(s.Bytes)/3, 1)), s.LatUs
+	}
+	at := func(d float64) float64 { return along(xs, ys, math.Log2(math.Max(d, 1))) }
+	return at(float64(max(distance, 1))) / at(float64(p.SpanBytes)/3)
+}

@@ -123,3 +123,25 @@ func TestWritebackUs(t *testing.T) {
 		t.Errorf("without writes: %v, want NaN", got)
 	}
 }
+
+// A disk's random latency grows with the distance its head moves; a
+// flash drive's does not, and its answers do not change.
+func TestDistanceFactor(t *testing.T) {
+	disk := &Spec{SpanBytes: 1 << 30, Spans: []Span{{1 << 20, 4000}, {16 << 20, 7000}, {128 << 20, 10000}, {1 << 30, 14000}}}
+	flash := &Spec{SpanBytes: 1 << 30, Spans: []Span{{1 << 20, 95}, {16 << 20, 101}, {128 << 20, 98}, {1 << 30, 100}}}
+	if f := disk.DistanceFactor(1<<30/3 + 1); f < 0.99 || f > 1.01 {
+		t.Errorf("at the grid's own span: %v, want 1", f)
+	}
+	near, far := disk.DistanceFactor(100<<10), disk.DistanceFactor(64<<20)
+	if !(near < far && far < 1) || near > 4000.0/14000*1.01 {
+		t.Errorf("disk: near %v, far %v", near, far)
+	}
+	for _, d := range []int64{0, 4096, 1 << 20, 1 << 40} {
+		if f := flash.DistanceFactor(d); f != 1 {
+			t.Errorf("flash at %d: %v, want 1", d, f)
+		}
+	}
+	if f := (&Spec{}).DistanceFactor(4096); f != 1 {
+		t.Errorf("no spans: %v", f)
+	}
+}

@@ -243,8 +243,8 @@ func (e *engine) serve(arrived []blockIO) {
 	}
 	for i := range group {
 		r := &group[i]
-		access := accessOf(e.recent, r.dev, r.offset, r.size)
-		r.depth = e.ends.len()
+		access, distance := accessOf(e.recent, r.dev, r.offset, r.size)
+		r.depth, r.distance = e.ends.len(), distance
 		recorded := float64(r.end-r.start) / 1e3
 		lf, lt := e.latFrom, e.latTo
 		if r.flusher && r.write {
@@ -379,14 +379,15 @@ func (e *engine) matchItem(it *item) {
 		// Its own shape, at the direct calls in flight when it came.
 		e.directEnds.completeUpTo(it.start)
 		e.directEnds.add(it.end)
-		access := accessOf(e.directRecent, it.dev, it.offset, it.size)
+		access, distance := accessOf(e.directRecent, it.dev, it.offset, it.size)
 		if it.end <= it.start {
 			return
 		}
-		toUs := serviceOr(e.latTo, it.writes, access, it.size, float64(e.directEnds.len()), math.NaN())
+		r := request{blockIO: blockIO{size: it.size, write: it.writes}, depth: e.directEnds.len(), distance: distance}
+		toUs, _ := requestOn(e.latTo, &r, access, math.NaN())
 		fromUs := it.len() / 1e3
 		if e.latFrom != nil {
-			fromUs = serviceOr(e.latFrom, it.writes, access, it.size, float64(e.directEnds.len()), fromUs)
+			fromUs, _ = requestOn(e.latFrom, &r, access, fromUs)
 		}
 		if !math.IsNaN(toUs) {
 			it.bound, it.asleep, it.fromNs, it.toNs = true, it.len(), fromUs*1e3, toUs*1e3

@@ -158,7 +158,8 @@ func (it *call) len() float64 { return float64(it.end - it.start) }
 // request is what the model keeps of a block request.
 type request struct {
 	blockIO
-	depth  int     // requests in flight when it arrived, itself included
+	depth    int   // requests in flight when it arrived, itself included
+	distance int64 // bytes from where the device's last request ended (−1: unknown)
 	fromUs float64 // latency on the recording drive (its profile, or as recorded)
 	toUs   float64 // on the drive predicted for
 	// The latencies are already the request's share of the wall time (a
@@ -593,7 +594,11 @@ func requestOn(d *latencies, r *request, access string, fallback float64) (us fl
 			return us, true
 		}
 	}
-	return serviceOr(d, r.write, access, r.size, float64(r.depth), fallback), false
+	us = serviceOr(d, r.write, access, r.size, float64(r.depth), fallback)
+	if access == "rand" && r.distance >= 0 && d != nil && us != fallback {
+		us *= d.distanceFactor(r.distance)
+	}
+	return us, false
 }
 
 // streamMin is the smallest readahead request taken for a stream's:
@@ -616,6 +621,24 @@ func serviceOr(d *latencies, write bool, access string, size int64, inflight, fa
 type latencies struct {
 	d    *drive.Spec
 	memo map[latKey]float64
+	// byDistance remembers DistanceFactor by quarter doublings of the
+	// distance.
+	byDistance map[int]float64
+}
+
+// distanceFactor is the drive's DistanceFactor, remembered by quarter
+// doublings (a disk's seek changes little within one).
+func (l *latencies) distanceFactor(distance int64) float64 {
+	k := int(4 * math.Log2(float64(max(distance, 1))))
+	if f, ok := l.byDistance[k]; ok {
+		return f
+	}
+	if l.byDistance == nil {
+		l.byDistance = map[int]float64{}
+	}
+	f := l.d.DistanceFactor(int64(math.Exp2(float64(k) / 4)))
+	l.byDistance[k] = f
+	return f
 }
 
 type latKey struct {
@@ -737,12 +760,19 @@ func (s *programTime) rescale(toSync bool) float64 {
 const wakeSlack = 50_000 // ns
 
 // accessOf says whether an I/O continues one of the last 8 on its device
-// (sequential) or not, and remembers where it ends.
-func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) string {
-	access := "rand"
+// (sequential) or not, and how far it starts from where the last one
+// ended (−1: no last one, or no offset), and remembers where it ends.
+func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) (string, int64) {
+	access, distance := "rand", int64(-1)
 	for _, e := range recent[dev] {
 		if e == offset {
 			access = "seq"
+		}
+	}
+	if rs := recent[dev]; len(rs) > 0 && offset >= 0 {
+		distance = offset - rs[len(rs)-1]
+		if distance < 0 {
+			distance = -distance
 		}
 	}
 	rs := append(recent[dev], offset+size)
@@ -750,7 +780,7 @@ func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) s
 		rs = rs[1:]
 	}
 	recent[dev] = rs
-	return access
+	return access, distance
 }
 
 func secs(ns int64) float64   { return float64(ns) / 1e9 }
