@@ -24,8 +24,10 @@ type PredictOn struct {
 // trace was recorded on; when nil, the newest of known that matches the
 // trace (RecordedOn) is taken, and with none the recorded latencies stand
 // in.
-func Predict(ctx context.Context, t *Trace, from, to *drive.Spec, known []*drive.Spec, watch Watch) (*predict.Result, error) {
+func Predict(ctx context.Context, t *Trace, from, to *drive.Spec, known []*drive.Spec, on []event.Dev, watch Watch) (*predict.Result, error) {
 	model := newPredictRun(t.Meta(), from, to, known)
+	model.on = on
+	model.b.MoveOnly(on)
 	// One read: the model, and the classification that names its phases.
 	pass := classify.NewPass(classifyOptions(t, classify.Options{}))
 	whole := profile.NewBuilder(pass.Attach(profile.Options{Parallel: runtime.GOMAXPROCS(0) > 1}))
@@ -53,6 +55,7 @@ type predictRun struct {
 	meta     tracefile.Meta
 	from, to *drive.Spec
 	known    []*drive.Spec
+	on       []event.Dev // the devices whose I/O moves (none: all)
 	b        *predict.Builder
 }
 
@@ -99,7 +102,15 @@ func (m *predictRun) finish(class *classify.Result) (*predict.Result, error) {
 	}
 	from := m.from
 	if from == nil {
-		from = RecordedOn(m.meta, m.b.DeviceBytes(), m.known)
+		byDev := m.b.DeviceBytes()
+		if len(m.on) > 0 { // the drive the moving I/O was recorded on
+			only := map[event.Dev]int64{}
+			for _, d := range m.on {
+				only[d] = byDev[d]
+			}
+			byDev = only
+		}
+		from = RecordedOn(m.meta, byDev, m.known)
 	}
 	return m.b.Predict(from, m.to, recorded, bounds)
 }

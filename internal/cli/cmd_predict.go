@@ -22,6 +22,7 @@ type predictOptions struct {
 	drive, from       string
 	admRead, admWrite []float64
 	json              bool
+	on                []string
 }
 
 func newPredictCommand(g *globals) *cobra.Command {
@@ -58,6 +59,7 @@ missed: the output says so).`,
 	f.Float64SliceVar(&o.admRead, "adm-read", nil, "AmorphousDiskMark read MB/s: SEQ1M QD8,SEQ1M QD1,RND4K QD64,RND4K QD1")
 	f.Float64SliceVar(&o.admWrite, "adm-write", nil, "AmorphousDiskMark write MB/s, in the same order")
 	f.BoolVar(&o.json, "json", false, "print the prediction as JSON")
+	f.StringArrayVar(&o.on, "on", nil, "move only this device's I/O to the new drive (a device the trace names, MAJ:MIN, a device file or a directory on it; repeatable); the rest stays as recorded")
 	return c
 }
 
@@ -79,7 +81,11 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 		return err
 	}
 	defer t.Close()
-	res, err := analysis.Predict(ctx, t, from, d, known, g.watch)
+	on, err := onDevices(t.Meta(), o.on)
+	if err != nil {
+		return err
+	}
+	res, err := analysis.Predict(ctx, t, from, d, known, on, g.watch)
 	if errors.Is(err, predict.ErrNoIO) {
 		return fmt.Errorf("%s: %w", arg, err)
 	}

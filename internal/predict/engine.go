@@ -255,6 +255,9 @@ func (e *engine) serve(arrived []blockIO) {
 		if lf != nil {
 			r.fromUs, r.fromShared = requestOn(lf, r, access, recorded)
 		}
+		if !e.b.moves(r.dev) { // stays where it was: its time does not change
+			r.toUs, r.toShared = r.fromUs, r.fromShared
+		}
 		e.maxLat = max(e.maxLat, r.end-r.start)
 		e.countTest(r)
 		seq := e.reqSeq + int64(first-e.reqHead+i)
@@ -388,6 +391,9 @@ func (e *engine) matchItem(it *item) {
 		fromUs := it.len() / 1e3
 		if e.latFrom != nil {
 			fromUs, _ = requestOn(e.latFrom, &r, access, fromUs)
+		}
+		if !e.b.moves(it.dev) {
+			toUs = fromUs
 		}
 		if !math.IsNaN(toUs) {
 			it.bound, it.asleep, it.fromNs, it.toNs = true, it.len(), fromUs*1e3, toUs*1e3

@@ -212,6 +212,7 @@ type Builder struct {
 	// synchronous devices serve a request on the submitter's CPU before it
 	// goes on (bio-based: zram, brd): their readahead is waited for too.
 	synchronous map[event.Dev]bool
+	moving      map[event.Dev]bool // MoveOnly; nil: all
 	unthrottled [2]*drive.Spec // from, to
 	kept        []event.Event  // without Stream
 	lats        map[*drive.Spec]*latencies
@@ -254,6 +255,23 @@ func isFlusher(comm string) bool {
 func (b *Builder) SetUnthrottled(from, to *drive.Spec) {
 	b.unthrottled = [2]*drive.Spec{from, to}
 }
+
+// MoveOnly names the devices whose I/O moves to the new drive; the rest
+// stays as recorded (an application on an external drive still reads the
+// system's libraries from the internal one). None: every device moves.
+func (b *Builder) MoveOnly(devs []event.Dev) {
+	b.moving = nil
+	if len(devs) == 0 {
+		return
+	}
+	b.moving = map[event.Dev]bool{}
+	for _, d := range devs {
+		b.moving[d] = true
+	}
+}
+
+// moves says whether dev's I/O moves to the new drive.
+func (b *Builder) moves(dev event.Dev) bool { return b.moving == nil || b.moving[dev] }
 
 // SetSynchronous names the devices that serve requests on the
 // submitter's CPU (bio-based drivers).

@@ -591,3 +591,32 @@ func TestStreamForEveryFrom(t *testing.T) {
 		t.Error("a drive the model did not stream for predicted")
 	}
 }
+
+// Only the devices named move: an application on an external drive still
+// reads the system's libraries from the internal one, whose time stays.
+func TestMoveOnly(t *testing.T) {
+	onTwo := func(move []event.Dev) *Result {
+		b := NewBuilder()
+		b.MoveOnly(move)
+		at := int64(0)
+		for i := range 400 {
+			dev := event.Dev{Major: 8, Minor: 0}
+			if i%2 == 1 {
+				dev = event.Dev{Major: 7, Minor: 3}
+			}
+			off := int64(i*7919%1000) << 20
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 100*us, Size: 4096, Bytes: 4096, Offset: off, Pid: 9, Tid: 9, Dev: dev})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 2*us, End: at + 98*us, Size: 4096, Bytes: 4096, Offset: off, Pid: 9, Dev: dev})
+			at += 150 * us
+		}
+		res, err := b.Predict(nil, flat("slow", 960, 1), at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	all, one := onTwo(nil), onTwo([]event.Dev{{Major: 7, Minor: 3}})
+	// Each request: 96 µs recorded, 960 µs on the new drive.
+	near(t, "all moved", all.PredictedS, 400*(150-96+960)*1e-6)
+	near(t, "one moved", one.PredictedS, 200*(150-96+960)*1e-6+200*150e-6)
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/tracefile"
+	"golang.org/x/sys/unix"
+)
+
+// onDevices resolves predict --on: each a device the trace names (vda,
+// loop3, 7:3), a block device file, or a directory on a file system (its
+// mount's device). A partition brings its disk along: the file system's
+// calls name the partition, the drive's requests the disk.
+func onDevices(meta tracefile.Meta, args []string) ([]event.Dev, error) {
+	var out []event.Dev
+	for _, a := range args {
+		devs, err := onDevice(meta, a)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--on %s: %w", a, err)}
+		}
+		out = append(out, devs...)
+	}
+	return out, nil
+}
+
+func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
+	if meta.Footer != nil {
+		for _, d := range meta.Footer.Devices {
+			dev := event.Dev{Major: d.Major, Minor: d.Minor}
+			if a == d.Name || a == dev.String() || a == "/dev/"+d.Name {
+				return withDisk(dev), nil
+			}
+		}
+	}
+	if maj, min, ok := strings.Cut(a, ":"); ok {
+		M, err1 := strconv.ParseUint(maj, 10, 32)
+		m, err2 := strconv.ParseUint(min, 10, 32)
+		if err1 == nil && err2 == nil {
+			return withDisk(event.Dev{Major: uint32(M), Minor: uint32(m)}), nil
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(a, &st); err != nil {
+		return nil, fmt.Errorf("not a device of the trace, a device file or a directory (%v)", err)
+	}
+	raw := uint64(st.Dev)
+	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		raw = uint64(st.Rdev)
+	}
+	return withDisk(event.Dev{Major: unix.Major(raw), Minor: unix.Minor(raw)}), nil
+}
+
+// withDisk is a device and, for a partition, the disk it is on (Linux's
+// /sys/dev/block/M:m/partition says which it is).
+func withDisk(d event.Dev) []event.Dev {
+	out := []event.Dev{d}
+	sys := fmt.Sprintf("/sys/dev/block/%d:%d", d.Major, d.Minor)
+	if _, err := os.Stat(filepath.Join(sys, "partition")); err != nil {
+		return out
+	}
+	b, err := os.ReadFile(filepath.Join(sys, "..", "dev"))
+	if err != nil {
+		return out
+	}
+	maj, min, _ := strings.Cut(strings.TrimSpace(string(b)), ":")
+	M, err1 := strconv.ParseUint(maj, 10, 32)
+	m, err2 := strconv.ParseUint(min, 10, 32)
+	if err1 == nil && err2 == nil {
+		out = append(out, event.Dev{Major: uint32(M), Minor: uint32(m)})
+	}
+	return out
+}
