@@ -182,7 +182,7 @@ func TestPredictReadsOnce(t *testing.T) {
 	}
 	for _, path := range passTraces(t) {
 		var reads int
-		res, err := Predict(context.Background(), openT(t, path), nil, d, nil, func(Step) func() {
+		res, err := Predict(context.Background(), openT(t, path), nil, d, nil, nil, func(Step) func() {
 			reads++
 			return func() {}
 		})
