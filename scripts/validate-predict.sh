@@ -1,73 +1,64 @@
 #!/usr/bin/env bash
-# The validation harness of `ioshape predict` (issue 10). It sets up three
-# drives on this kind of machine — the VM disk (a directory under /var/tmp),
-# a RAM-backed zram device with ext4, and the VM disk behind a cgroup v1
-# blkio throttle (40 MB/s, 1,500 IOPS: a slow USB drive) — benches each,
-# records eight real workloads from a cold cache on each, then for every
-# ordered pair of drives (A, B) predicts the recording on A for drive B and
-# sets it against the recording on B. It prints a Markdown table (workload,
-# from, to, predicted, measured, error, headline error) and a summary, and
-# removes everything it set up.
+# The validation harness of `ioshape predict`. It sets up the validation
+# drives with scripts/validation-drives.sh — the VM disk, zram, the VM disk
+# behind a cgroup v1 blkio throttle, and two models served as real block
+# devices: a portable HDD (seek by distance, rotation, one command at a
+# time) and a single-command USB bridge in front of flash — benches each,
+# records eleven real workloads on each (cold), then for every ordered pair
+# of drives (A, B) predicts the recordings on A for drive B and sets them
+# against the recordings on B. It prints a Markdown table (workload, from,
+# to, predicted, measured, error, headline error) and a summary, overall
+# and per drive class, and tears the drives down (also after a failure).
 #
-#   sudo bash scripts/validate-predict.sh           # all of it, about 10 minutes
-#   sudo QUICK=1 bash scripts/validate-predict.sh   # two workloads, zram and throttled
+#   sudo bash scripts/validate-predict.sh           # all of it: about 50 minutes
+#   sudo QUICK=1 bash scripts/validate-predict.sh   # two workloads, zram and the HDD model
 #   KEEP_STORE=1 keeps the store (traces, drive profiles) to look into
 #   REPEAT=N records each workload N times on each drive (default 3; QUICK: 1):
 #   measured is the median of N runs, predicted the median of the N
 #   recordings' predictions — single runs on this VM vary by up to 2×
-#   DRIVES="vda slow" and WORKLOADS="cp tar-x" narrow the run to those
+#   DRIVES="vda hdd" and WORKLOADS="cp scrub" narrow the run to those
 #
-# Run as root on Linux, with fio. A drive that cannot be set up fails the
-# run (zram0 in use, no cgroup v1 blkio controller).
+# Run as root on Linux, with fio (and ffmpeg and Chromium for the scrubbing
+# and program-start workloads). A drive that cannot be set up fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "run as root: it sets up drives, benches them and records" >&2; exit 1; }
-command -v fio >/dev/null || { echo "fio is needed: apt-get install fio" >&2; exit 1; }
+for t in fio python3; do
+  command -v "$t" >/dev/null || { echo "$t is needed (apt-get install $t)" >&2; exit 1; }
+done
 go build -o bin/ioshape ./cmd/ioshape
 ioshape=$PWD/bin/ioshape
 
-store=$(mktemp -d) vda=$(mktemp -d /var/tmp/ioshape-validate.XXXXXX)
-zram=/mnt/ioshape-zram slow=/var/tmp/ioshape-validate-slow cg=/sys/fs/cgroup/blkio/ioshape-validate
+store=$(mktemp -d)
 cleanup() {
-  umount "$zram" 2>/dev/null || true
-  [ -n "${zram_set:-}" ] && echo 1 > /sys/block/zram0/reset 2>/dev/null || true
-  [ -d "$cg" ] && { cat "$cg/cgroup.procs" 2>/dev/null | while read -r p; do echo "$p" > /sys/fs/cgroup/blkio/cgroup.procs 2>/dev/null || true; done; rmdir "$cg" 2>/dev/null || true; }
+  bash scripts/validation-drives.sh down
   if [ -n "${KEEP_STORE:-}" ]; then echo "store kept: $store" >&2; else rm -rf "$store"; fi
-  rm -rf "$vda" "$slow"
 }
 trap cleanup EXIT
 
 # --- the drives ------------------------------------------------------------
-modprobe zram 2>/dev/null || true
-[ -e /sys/block/zram0 ] || { echo "no zram0 device (modprobe zram)" >&2; exit 1; }
-[ "$(cat /sys/block/zram0/disksize)" = 0 ] || { echo "zram0 is busy (in use by something else): free it or 'echo 1 > /sys/block/zram0/reset'" >&2; exit 1; }
-echo 4G > /sys/block/zram0/disksize && zram_set=1
-mkfs.ext4 -q /dev/zram0
-mkdir -p "$zram" && mount /dev/zram0 "$zram"
-
-[ -d /sys/fs/cgroup/blkio ] || { echo "no cgroup v1 blkio controller at /sys/fs/cgroup/blkio" >&2; exit 1; }
-mkdir -p "$cg" "$slow"
-src=$(findmnt -T /var/tmp -no SOURCE)
-root_dev=$(lsblk -no PKNAME "$src" 2>/dev/null || true)
-[ -n "$root_dev" ] || root_dev=$(basename "$src")
-majmin=$(cat "/sys/block/$root_dev/dev")
-for f in read_bps_device write_bps_device; do echo "$majmin 40000000" > "$cg/blkio.throttle.$f"; done
-for f in read_iops_device write_iops_device; do echo "$majmin 1500" > "$cg/blkio.throttle.$f"; done
-# in_slow runs a command inside the throttled cgroup (its children too).
-in_slow() { sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "$cg" "$@"; }
-
-drives=(vda zram slow)
-declare -A dirs=([vda]=$vda [zram]=$zram [slow]=$slow)
-workloads=(cp tar-x grep-r fsync-files cold-start fio-rnd4k fio-seq1m phases)
+drives=(vda zram slow hdd usb)
+workloads=(cp tar-x grep-r fsync-files cold-start fio-rnd4k fio-seq1m phases scrub small-copy big-start)
 repeat=${REPEAT:-3}
-if [ -n "${QUICK:-}" ]; then drives=(zram slow) workloads=(fio-rnd4k cp) repeat=${REPEAT:-1}; fi
+if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(fio-rnd4k cp) repeat=${REPEAT:-1}; fi
 # DRIVES and WORKLOADS narrow a run to some of them, to look into a case.
 [ -n "${DRIVES:-}" ] && read -r -a drives <<< "$DRIVES"
 [ -n "${WORKLOADS:-}" ] && read -r -a workloads <<< "$WORKLOADS"
 
-run_on() { # drive, command...: the command on that drive
+declare -A dirs cgroups
+up=$(bash scripts/validation-drives.sh up "${drives[@]}") || exit 1
+while read -r name dir cgroup; do
+  dirs[$name]=$dir
+  cgroups[$name]=${cgroup:-}
+done <<< "$up"
+
+run_on() { # drive, command...: the command on that drive (inside its cgroup)
   local d=$1; shift
-  if [ "$d" = slow ]; then in_slow "$@"; else "$@"; fi
+  if [ -n "${cgroups[$d]}" ]; then
+    sh -c 'echo $$ > "$0/cgroup.procs"; exec "$@"' "${cgroups[$d]}" "$@"
+  else
+    "$@"
+  fi
 }
 
 for d in "${drives[@]}"; do
@@ -80,6 +71,18 @@ tarball=$(mktemp /var/tmp/ioshape-validate-src.XXXXXX.tar)
 tar cf "$tarball" -C /usr include 2>/dev/null
 trap 'cleanup; rm -f "$tarball"' EXIT
 
+wants() { [[ " ${workloads[*]} " == *" $1 "* ]]; }
+
+# A ~1 GB video: 10 s encoded once, joined 44 times without re-encoding.
+video=$(mktemp -d /var/tmp/ioshape-validate-video.XXXXXX)
+trap 'cleanup; rm -rf "$tarball" "$video"' EXIT
+if wants scrub; then
+  ffmpeg -loglevel error -y -f lavfi -i testsrc2=size=1280x720:rate=30 -t 10 -c:v libx264 -preset ultrafast -g 15 \
+    -b:v 60M -maxrate 60M -bufsize 60M "$video/seg.mp4"
+  for _ in $(seq 44); do echo "file 'seg.mp4'"; done > "$video/list.txt"
+  ffmpeg -loglevel error -y -f concat -safe 0 -i "$video/list.txt" -c copy "$video/video.mp4"
+fi
+
 prepare() { # drive: the files the workloads read, written before recording
   local dir=${dirs[$1]}
   fio --name=prep --filename="$dir/data" --size=512M --rw=write --bs=1M --direct=1 --output=/dev/null
@@ -87,7 +90,23 @@ prepare() { # drive: the files the workloads read, written before recording
   cp "$tarball" "$dir/src.tar"
   mkdir -p "$dir/tree" && tar xf "$dir/src.tar" -C "$dir/tree"
   cp "$ioshape" "$dir/prog"
+  if wants scrub; then cp "$video/video.mp4" "$dir/video.mp4"; fi
+  # A large program whose own files are on the drive; the system's
+  # libraries stay on the VM disk (predicted with --on the drive).
+  if wants big-start; then cp -r /usr/lib/chromium "$dir/chromium"; fi
   sync
+}
+
+# evict drops a file from the page cache, leaving everything else cached.
+evict() { python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"; }
+
+# scrub_script writes the scrubbing workload: single frames decoded at 40
+# random places of the video, one after another.
+scrub_script() {
+  local dir=$1
+  echo 'for t in 17 391 102 260 33 418 199 75 331 144 9 287 366 121 240 54 405 181 308 88 222 379 12 150 270 46 355 112 428 201 63 317 170 397 28 248 133 341 94 215; do'
+  echo "  ffmpeg -loglevel error -nostdin -ss \$t -i '$dir/video.mp4' -frames:v 1 -f null - || exit 1"
+  echo 'done'
 }
 
 command_for() { # workload, dir
@@ -101,7 +120,27 @@ command_for() { # workload, dir
     fio-rnd4k)   echo fio --name=w --filename="$dir/data" --size=512M --rw=randread --bs=4k --io_size=16M --thinktime=100 --direct=1 --output=/dev/null ;;
     fio-seq1m)   echo fio --name=w --filename="$dir/data" --size=512M --rw=read --bs=1M --io_size=256M --direct=1 --output=/dev/null ;;
     phases)      echo sh -c "cp '$dir/big' '$dir/big.copy2' && sync && fio --name=w --filename='$dir/data' --size=512M --rw=randread --bs=4k --io_size=8M --direct=1 --output=/dev/null" ;;
+    scrub)       echo sh -c "$(scrub_script "$dir" | tr '\n' ';' | sed 's/do;/do/')" ;;
+    small-copy)  echo cp -r "$dir/tree" "$dir/tree.copy" ;;
+    big-start)   echo sh -c "exec '$dir/chromium/chromium' --headless --no-sandbox --disable-gpu --dump-dom about:blank >/dev/null" ;;
   esac
+}
+
+# cold_flag: how a workload starts cold. Scrubbing happens in a running
+# player: ffmpeg is warm, the video is not.
+cold_flag() { # workload, dir
+  if [ "$1" = scrub ]; then
+    ffmpeg -loglevel error -nostdin -ss 1 -i "$2/video.mp4" -frames:v 1 -f null - >/dev/null 2>&1 || true
+    evict "$2/video.mp4"
+  else
+    echo --cold
+  fi
+}
+
+# on_flag: the devices whose I/O a workload's prediction moves: a program
+# started from the drive reads the system's libraries elsewhere.
+on_flag() { # workload, drive
+  if [ "$1" = big-start ]; then echo "--on ${dirs[$2]}"; fi
 }
 
 declare -A measured
@@ -114,11 +153,13 @@ for d in "${drives[@]}"; do
     for k in $(seq "$repeat"); do
       # Each run starts from the same state: what the last one wrote is
       # removed (and the removal written out) before recording.
-      rm -rf "${dirs[$d]}/big.copy" "${dirs[$d]}/big.copy2" "${dirs[$d]}/small" "${dirs[$d]}/x"
+      rm -rf "${dirs[$d]}/big.copy" "${dirs[$d]}/big.copy2" "${dirs[$d]}/small" "${dirs[$d]}/x" "${dirs[$d]}/tree.copy"
       sync
       read -r -a cmd <<< "$(command_for "$w" "${dirs[$d]}")"
       if [[ ${cmd[0]} == sh ]]; then cmd=(sh -c "${cmd[*]:2}"); fi
-      out=$(run_on "$d" "$ioshape" --store "$store" record --cold --label "$w-$d-$k" --json -- "${cmd[@]}" 2>/dev/null || true)
+      cold=$(cold_flag "$w" "${dirs[$d]}")
+      # shellcheck disable=SC2086
+      out=$(run_on "$d" "$ioshape" --store "$store" record $cold --label "$w-$d-$k" --json -- "${cmd[@]}" 2>/dev/null || true)
       runs+=("$(sed -n 's/.*"duration_s": \([0-9.]*\).*/\1/p' <<< "$out")")
       [ -n "${runs[-1]}" ] || { echo "recording $w on $d failed" >&2; exit 1; }
     done
@@ -134,7 +175,8 @@ for w in "${workloads[@]}"; do
   for from in "${drives[@]}"; do
     for to in "${drives[@]}"; do
       for k in $(seq "$repeat"); do
-        "$ioshape" --store "$store" predict --json --drive "$to" "$w-$from-$k"
+        # shellcheck disable=SC2046
+        "$ioshape" --store "$store" predict --json --drive "$to" $(on_flag "$w" "$from") "$w-$from-$k"
       done |
         python3 -c '
 import json, statistics, sys
@@ -147,18 +189,23 @@ w, a, b, m = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 p = statistics.median(r["predicted_s"] for r in rs)
 h = statistics.median(r["headline_s"] for r in rs)
 print("| %s | %s | %s | %.3f s | %.3f s | %+.0f %% | %.3f s | %+.0f %% |" % (w, a, b, p, m, (p/m-1)*100, h, (h/m-1)*100))
-print(p/m, h/m, file=open(sys.argv[5], "a"))' "$w" "$from" "$to" "${measured[$w-$to]}" "$errors"
+print(p/m, h/m, b, file=open(sys.argv[5], "a"))' "$w" "$from" "$to" "${measured[$w-$to]}" "$errors"
     done
   done
 done
 python3 - "$errors" <<'EOF'
 import statistics, sys
-rows = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
-err = [abs(p - 1) for p, _ in rows]
-herr = [abs(h - 1) for _, h in rows]
-worst = max(max(p, 1 / p) for p, _ in rows)
+rows = [(float(p), float(h), to) for p, h, to in (l.split() for l in open(sys.argv[1]))]
+def summary(name, rs):
+    err = [abs(p - 1) for p, _, _ in rs]
+    herr = [abs(h - 1) for _, h, _ in rs]
+    worst = max(max(p, 1 / p) for p, _, _ in rs)
+    print("%s: %d cases, median |predicted/measured - 1| %.0f %%, worst off by %.2fx, beyond 1.5x: %d, beyond 2x: %d; headline median %.0f %%"
+          % (name, len(rs), 100 * statistics.median(err), worst, sum(max(p, 1 / p) > 1.5 for p, _, _ in rs),
+             sum(max(p, 1 / p) > 2 for p, _, _ in rs), 100 * statistics.median(herr)))
 print()
-print("cases %d: median |predicted/measured - 1| %.0f %%, worst off by %.2fx, beyond 2x: %d; headline median %.0f %%"
-      % (len(rows), 100 * statistics.median(err), worst, sum(max(p, 1 / p) > 2 for p, _ in rows), 100 * statistics.median(herr)))
+summary("all", rows)
+for to in sorted({t for _, _, t in rows}):
+    summary("to " + to, [r for r in rows if r[2] == to])
 EOF
 rm -f "$errors"

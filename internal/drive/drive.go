@@ -280,10 +280,14 @@ func (p *Spec) MBs(op, access string, size int64, inflight float64) float64 {
 // Headline is the number a drive is sold by: SEQ1M at 8 in flight (Q8T1).
 func (p *Spec) Headline(op string) float64 { return p.MBs(op, "seq", 1<<20, 8) }
 
-// positional is how much more a drive's latency must grow from its shortest
-// span to its longest to be taken as depending on position: an SSD's
-// spans differ by noise (a few percent), a disk's by its seek.
-const positional = 1.3
+// How much a drive's latency must grow from its shortest span to its
+// longest to be taken as depending on position: an SSD's (or zram's)
+// spans differ by noise — a few percent, or a microsecond that is a third
+// of a RAM disk's latency — a disk's by milliseconds of seek.
+const (
+	positional   = 1.5
+	positionalUs = 200
+)
 
 // DistanceFactor is how a random request's latency at distance (bytes from
 // where the last request ended) compares with the grid's random latency,
@@ -301,7 +305,7 @@ func (p *Spec) DistanceFactor(distance int64) float64 {
 	for _, s := range sp {
 		lo, hi = math.Min(lo, s.LatUs), math.Max(hi, s.LatUs)
 	}
-	if !(lo > 0) || hi < positional*lo {
+	if !(lo > 0) || hi < positional*lo || hi-lo < positionalUs {
 		return 1
 	}
 	xs, ys := make([]float64, len(sp)), make([]float64, len(sp))
@@ -311,5 +315,17 @@ func (p *Spec) DistanceFactor(distance int64) float64 {
 		xs[i], ys[i] = math.Log2(math.Max(float64(s.Bytes)/3, 1)), s.LatUs
 	}
 	at := func(d float64) float64 { return along(xs, ys, math.Log2(math.Max(d, 1))) }
-	return at(float64(max(distance, 1))) / at(float64(p.SpanBytes)/3)
+	// Against the mean over the distances random requests within the
+	// grid's span have (|X − Y| of two uniform places: density 2(S−x)/S²),
+	// not the latency at their mean distance: a seek grows less than in
+	// proportion, so the mean of the latencies is the smaller, and a
+	// workload as random as the grid's must average a factor of 1.
+	s := float64(p.SpanBytes)
+	const n = 64
+	var mean float64
+	for k := range n {
+		x := (float64(k) + 0.5) * s / n
+		mean += at(x) * 2 * (s - x) / (s * s) * s / n
+	}
+	return at(float64(max(distance, 1))) / mean
 }
