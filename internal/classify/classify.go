@@ -175,7 +175,7 @@ func (p *Pass) Finish(whole *profile.Profile) (*Result, error) {
 	slices.absorb(p.slices[event.Syscall])
 	wins := slices.windows(p.opts.SyscallPartial, shape.Layer, exp)
 	res.Mixture = mixture(wins)
-	res.Phases = slices.phases(phaseRuns(wins), p.first, p.opts.SyscallPartial, exp)
+	res.Phases = slices.phases(phaseRuns(wins), p.first, p.opts.SyscallPartial, shape.Layer, exp)
 	actors := p.actors[event.Block]
 	actors.absorb(p.actors[event.Syscall])
 	res.Actors = actors.result(&p.tally, p.first, p.opts.SyscallPartial, exp)
@@ -312,8 +312,11 @@ func (s *slicer) windows(syscallPartial bool, layer string, exp []Expected) []wi
 	return out
 }
 
-// phases merges each run of windows into a phase, timed from origin.
-func (s *slicer) phases(runs [][2]int, origin int64, syscallPartial bool, exp []Expected) []Phase {
+// phases merges each run of windows into a phase, timed from origin, read
+// from the layer the whole trace is (as its windows are): the phases add up
+// to the trace and its mixture. A program's start inside a benchmark run is
+// then a phase of few calls, not one of its paging.
+func (s *slicer) phases(runs [][2]int, origin int64, syscallPartial bool, layer string, exp []Expected) []Phase {
 	var out []Phase
 	at := func(i int) float64 { return round3(float64(max(0, int64(i)*s.width-origin)) / 1e9) }
 	for _, r := range runs {
@@ -323,7 +326,11 @@ func (s *slicer) phases(runs [][2]int, origin int64, syscallPartial bool, exp []
 				b.Merge(w)
 			}
 		}
-		sh, ok := ShapeOf(b.Profile(syscallPartial))
+		pr := b.Profile(syscallPartial)
+		sh, ok := ShapeAt(pr, layer)
+		if !ok {
+			sh, ok = ShapeOf(pr) // that layer has nothing here
+		}
 		if !ok {
 			continue
 		}
