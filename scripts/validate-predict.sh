@@ -11,7 +11,7 @@
 # and per drive class, and tears the drives down (also after a failure).
 #
 #   sudo bash scripts/validate-predict.sh           # all of it: about 50 minutes
-#   sudo QUICK=1 bash scripts/validate-predict.sh   # two workloads, zram and the HDD model
+#   sudo QUICK=1 bash scripts/validate-predict.sh   # a program's start and cp, zram and the HDD model
 #   KEEP_STORE=1 keeps the store (traces, drive profiles) to look into
 #   REPEAT=N records each workload N times on each drive (default 3; QUICK: 1):
 #   measured is the median of N runs, predicted the median of the N
@@ -40,7 +40,8 @@ trap cleanup EXIT
 drives=(vda zram slow hdd usb)
 workloads=(cp tar-x grep-r fsync-files cold-start fio-rnd4k fio-seq1m phases scrub small-copy big-start)
 repeat=${REPEAT:-3}
-if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(fio-rnd4k cp) repeat=${REPEAT:-1}; fi
+bench_runtime=40s
+if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=${REPEAT:-1} bench_runtime=20s; fi
 # DRIVES and WORKLOADS narrow a run to some of them, to look into a case.
 [ -n "${DRIVES:-}" ] && read -r -a drives <<< "$DRIVES"
 [ -n "${WORKLOADS:-}" ] && read -r -a workloads <<< "$WORKLOADS"
@@ -63,7 +64,7 @@ run_on() { # drive, command...: the command on that drive (inside its cgroup)
 
 for d in "${drives[@]}"; do
   echo "bench $d" >&2
-  run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size 512M --runtime 40s --label "$d" >/dev/null 2>&1
+  run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size 512M --runtime "$bench_runtime" --label "$d" >/dev/null 2>&1
 done
 
 # --- the workloads ---------------------------------------------------------
