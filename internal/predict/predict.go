@@ -158,10 +158,10 @@ func (it *call) len() float64 { return float64(it.end - it.start) }
 // request is what the model keeps of a block request.
 type request struct {
 	blockIO
-	depth    int   // requests in flight when it arrived, itself included
-	distance int64 // bytes from where the device's last request ended (−1: unknown)
-	fromUs float64 // latency on the recording drive (its profile, or as recorded)
-	toUs   float64 // on the drive predicted for
+	depth    int     // requests in flight when it arrived, itself included
+	distance int64   // bytes from where the device's last request ended (−1: unknown)
+	fromUs   float64 // latency on the recording drive (its profile, or as recorded)
+	toUs     float64 // on the drive predicted for
 	// The latencies are already the request's share of the wall time (a
 	// readahead stream's, at the drive's rate).
 	fromShared, toShared bool
@@ -213,8 +213,8 @@ type Builder struct {
 	// goes on (bio-based: zram, brd): their readahead is waited for too.
 	synchronous map[event.Dev]bool
 	moving      map[event.Dev]bool // MoveOnly; nil: all
-	unthrottled [2]*drive.Spec // from, to
-	kept        []event.Event  // without Stream
+	unthrottled [2]*drive.Spec     // from, to
+	kept        []event.Event      // without Stream
 	lats        map[*drive.Spec]*latencies
 	// With Stream: the re-sorting, and an engine per drive the trace may
 	// have been recorded on, with and without a syscall layer.
