@@ -41,6 +41,8 @@ type Test struct {
 	// Buffered: through the page cache, from a cold cache (the CPU
 	// calibration after the grid).
 	Buffered bool
+	// Span: within a region of this many bytes (the span measurements).
+	Span int64
 }
 
 func (t Test) String() string {
@@ -50,6 +52,9 @@ func (t Test) String() string {
 	}
 	if t.Buffered {
 		how = " buffered"
+	}
+	if t.Span > 0 {
+		how += " within " + sizeName(t.Span)
 	}
 	return fmt.Sprintf("%s %s %s Q%d%s%s", t.Op, t.Access, sizeName(t.Size), t.Depth, jobs, how)
 }
@@ -119,7 +124,8 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	}
 	p := describe(cfg, file, fio, direct)
 	tests := Grid()
-	total := len(tests)
+	spans := spansFor(cfg.Size)
+	total := len(tests) + len(spans)
 	if direct {
 		total++ // the page cache's CPU (the grid ran direct)
 	}
@@ -148,15 +154,26 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			cfg.Progress(i+1, total, t, pt)
 		}
 	}
-	if err := measureSpans(ctx, fio, file, cfg.Size, direct, p); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	for k, s := range spans {
+		t := Test{Op: "read", Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1, Span: s}
+		if !direct {
+			if err := dropCaches(); err != nil {
+				return nil, err
+			}
 		}
-		return nil, fmt.Errorf("fio, random reads within spans: %w", err)
+		pt, err := runOne(ctx, fio, file, s, t, spanRuntime, direct)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("fio, %s: %w", t, err)
+		}
+		p.Spans = append(p.Spans, drive.Span{Bytes: s, LatUs: pt.LatUs})
+		if cfg.Progress != nil {
+			cfg.Progress(len(tests)+k+1, total, t, pt)
+		}
 	}
-	if cfg.Progress != nil {
-		cfg.Progress(total, total, spanTest, drive.Point{})
-	}
+	p.SpanBytes = cfg.Size
 	if direct {
 		cpu, pt, ok, err := measureCacheRead(ctx, fio, file, cfg.Size)
 		if err != nil {
@@ -175,9 +192,6 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	return p, p.Validate()
 }
 
-// spanTest stands for the span measurements in progress reports.
-var spanTest = Test{Op: "read", Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1}
-
 // SpanBytes are the regions random reads are measured within, up to the
 // test file: a disk's latency grows with how far its head moves between
 // requests (a few MiB apart against across the file), a flash drive's
@@ -188,27 +202,11 @@ var SpanBytes = []int64{1 << 20, 16 << 20, 128 << 20}
 // few hundred reads.
 const spanRuntime = 2 * time.Second
 
-// measureSpans measures 4 KiB random reads one at a time within each span
-// and the whole file, and keeps them in the profile with the span the
-// grid's random tests covered.
-func measureSpans(ctx context.Context, fio, file string, size int64, direct bool, p *drive.Spec) error {
-	spans := append([]int64(nil), SpanBytes...)
-	spans = slices.DeleteFunc(spans, func(s int64) bool { return s >= size })
-	spans = append(spans, size)
-	for _, s := range spans {
-		if !direct {
-			if err := dropCaches(); err != nil {
-				return err
-			}
-		}
-		pt, err := runOne(ctx, fio, file, s, spanTest, spanRuntime, direct)
-		if err != nil {
-			return err
-		}
-		p.Spans = append(p.Spans, drive.Span{Bytes: s, LatUs: pt.LatUs})
-	}
-	p.SpanBytes = size
-	return nil
+// spansFor is the spans measured with a test file of size bytes: those
+// smaller than it, and the whole file.
+func spansFor(size int64) []int64 {
+	spans := slices.DeleteFunc(append([]int64(nil), SpanBytes...), func(s int64) bool { return s >= size })
+	return append(spans, size)
 }
 
 // cacheReadTest is the calibration after the grid: a buffered sequential

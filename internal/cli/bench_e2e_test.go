@@ -28,10 +28,11 @@ func TestBenchMeasuresADrive(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	// The grid's 74 tests and the page cache's CPU (as root: the cache is
-	// dropped for it).
-	if n := strings.Count(r.stderr, "MB/s"); n != 75 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") {
-		t.Errorf("%d progress lines, want 75 with the buffered read:\n%s", n, r.stderr)
+	// The grid's 74 tests, random reads within 1 and 16 MiB and the whole
+	// 64 MiB file, and the page cache's CPU (as root: the cache is dropped
+	// for it).
+	if n := strings.Count(r.stderr, "MB/s"); n != 78 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") || !strings.Contains(r.stderr, "read rand 4K Q1 within 16M") {
+		t.Errorf("%d progress lines, want 78 with the spans and the buffered read:\n%s", n, r.stderr)
 	}
 	ls := ioshape(t, nil, "--store", store, "drives", "--json")
 	var ds []*drive.Spec
