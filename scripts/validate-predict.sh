@@ -40,8 +40,8 @@ trap cleanup EXIT
 drives=(vda zram slow hdd usb)
 workloads=(cp tar-x grep-r fsync-files cold-start fio-rnd4k fio-seq1m phases scrub small-copy big-start)
 repeat=${REPEAT:-3}
-bench_runtime=40s
-if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=${REPEAT:-1} bench_runtime=20s; fi
+bench_runtime=40s bench_size=512M
+if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=${REPEAT:-1} bench_runtime=10s bench_size=256M; fi
 # DRIVES and WORKLOADS narrow a run to some of them, to look into a case.
 [ -n "${DRIVES:-}" ] && read -r -a drives <<< "$DRIVES"
 [ -n "${WORKLOADS:-}" ] && read -r -a workloads <<< "$WORKLOADS"
@@ -64,7 +64,7 @@ run_on() { # drive, command...: the command on that drive (inside its cgroup)
 
 for d in "${drives[@]}"; do
   echo "bench $d" >&2
-  run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size 512M --runtime "$bench_runtime" --label "$d" >/dev/null 2>&1
+  run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size "$bench_size" --runtime "$bench_runtime" --label "$d" >/dev/null 2>&1
 done
 
 # --- the workloads ---------------------------------------------------------
@@ -86,10 +86,14 @@ fi
 
 prepare() { # drive: the files the workloads read, written before recording
   local dir=${dirs[$1]}
-  fio --name=prep --filename="$dir/data" --size=512M --rw=write --bs=1M --direct=1 --output=/dev/null
-  head -c 268435456 /dev/urandom > "$dir/big"
-  cp "$tarball" "$dir/src.tar"
-  mkdir -p "$dir/tree" && tar xf "$dir/src.tar" -C "$dir/tree"
+  if wants fio-rnd4k || wants fio-seq1m || wants phases; then
+    fio --name=prep --filename="$dir/data" --size=512M --rw=write --bs=1M --direct=1 --output=/dev/null
+  fi
+  if wants cp || wants phases; then head -c 268435456 /dev/urandom > "$dir/big"; fi
+  if wants tar-x || wants grep-r || wants small-copy; then
+    cp "$tarball" "$dir/src.tar"
+    mkdir -p "$dir/tree" && tar xf "$dir/src.tar" -C "$dir/tree"
+  fi
   cp "$ioshape" "$dir/prog"
   if wants scrub; then cp "$video/video.mp4" "$dir/video.mp4"; fi
   # A large program whose own files are on the drive; the system's
