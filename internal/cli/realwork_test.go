@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/classify"
+	"github.com/ioshape/ioshape/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -123,14 +124,14 @@ func TestRealWork(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			for _, p := range w.needs {
 				if !onPath(p) {
-					testutilUnavailable(t, "%s is not installed (.ci/run installs it)", p)
+					testutil.Unavailable(t, "%s is not installed (.ci/run installs it)", p)
 				}
 			}
 			dir := workdir(t)
 			exec.Command("sync").Run() // others' dirty pages are not this work's writeback
 			if w.prep != nil {
 				if err := w.prep(t, dir); err != nil {
-					testutilUnavailable(t, "cannot prepare %s: %v", w.name, err)
+					testutil.Unavailable(t, "cannot prepare %s: %v", w.name, err)
 				}
 			}
 			exec.Command("sync").Run()
@@ -160,15 +161,6 @@ func TestRealWork(t *testing.T) {
 		})
 	}
 	t.Logf("real work, recorded here\n| workload | expected family | layer | shape | best family (score) | |\n|---|---|---|---|---|---|\n%s", strings.Join(table, "\n"))
-}
-
-func testutilUnavailable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	why := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s, and CI=true: the real-work suite must run", why)
-	}
-	t.Skip(why)
 }
 
 // evict drops files from the page cache, so that reading them reads the
