@@ -79,14 +79,15 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 	case data(blk) && blk.IOs >= 8:
 		sysBytes, blkBytes := sys.ReadBytes+sys.WriteBytes, blk.ReadBytes+blk.WriteBytes
 		sysBusy, blkBusy := sys.QueueDepth.BusyS, blk.QueueDepth.BusyS
+		amp := amplification(p)
 		switch {
 		case sys.SizeBytes.P50ByBytes > maxRequestBytes:
 			l, name, why = blk, "block", fmt.Sprintf("the calls are whole-file copies (%s each): their size says nothing of the drive's requests", sizeText(sys.SizeBytes.P50ByBytes))
 		case 4*blkBytes < sysBytes:
 			l, name, why = blk, "block", fmt.Sprintf("the page cache absorbed the calls: the drive moved %s of the %s asked for", units.Bytes(blkBytes), units.Bytes(sysBytes))
-		case amplification(p) >= moreAtDrive:
+		case amp >= moreAtDrive:
 			l, name, why = blk, "block", fmt.Sprintf("the drive moved %s for the %s the calls asked for (%.1f× for the processes that made them): readahead around their reads, page faults of mapped files, metadata",
-				units.Bytes(blkBytes), units.Bytes(sysBytes), amplification(p))
+				units.Bytes(blkBytes), units.Bytes(sysBytes), amp)
 		case blkBusy >= longerAtDrive*sysBusy && 2*blkBytes >= sysBytes:
 			l, name, why = blk, "block", fmt.Sprintf("the drive was busy %.2f s, the calls in flight only %.2f s: its work was done outside them", blkBusy, sysBusy)
 		}

@@ -27,8 +27,9 @@ func newBenchCommand(g *globals) *cobra.Command {
 		Short: "Measure a drive with fio and keep it as a drive profile for predictions",
 		Long: `Bench measures a drive with fio, on a file it creates and removes: reads and writes,
 sequential and random, 4 KiB to 1 MiB, 1, 4 and 32 requests in flight, and
-CrystalDiskMark's RND4K Q32T16 — direct I/O, one short run each — then, as
-root, the CPU a buffered read from a cold cache costs per MiB there (a slow
+CrystalDiskMark's RND4K Q32T16 — direct I/O, one short run each — then random
+reads within 1, 16 and 128 MiB and the whole file (a disk's seek grows with
+the distance), then, as root, the CPU a buffered read from a cold cache costs per MiB there (a slow
 drive makes the page cache's copies dearer; predict uses it). It prints a line
 per test, then the CrystalDiskMark-style summary, and keeps the result in the
 store as a drive profile ('ioshape drives'; 'ioshape predict --drive').`,

@@ -91,13 +91,7 @@ func TestImportSharedSamplesEveryFormat(t *testing.T) {
 func TestImportCSVAndIolog(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	msr := write("hm_0.csv", "128166372003061629,hm,1,Read,3452047360,4096,2254\n128166372016382155,hm,0,Write,3452047360,8192,13027\n128166372016382160,hm,0,Write,3452055552,8192,13027\n")
 	gz := filepath.Join(dir, "ali.csv.gz")
 	f, _ := os.Create(gz)
@@ -155,11 +149,7 @@ func TestImportTarGz(t *testing.T) {
 // Input that is not what it claims: one line naming the line, non-zero.
 func TestImportBadInputEveryFormat(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(content), 0o644)
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	text := write("prose.txt", "just some words\nand more\n")
 	cases := []struct {
 		format, file, want string
@@ -192,13 +182,7 @@ func TestImportBadInputEveryFormat(t *testing.T) {
 func TestImportKeepsTheCapturesClock(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	// FILETIME counts 100 ns ticks from 1601, 11,644,473,600 s before 1970.
 	msrTicks := int64(128166372003061629)
 	msrWhen := time.Unix(msrTicks/1e7-11644473600, msrTicks%1e7*100).UTC()
@@ -257,7 +241,6 @@ func TestImportKeepsTheCapturesClock(t *testing.T) {
 func TestImportFsUsageIdentity(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
-	capture := filepath.Join(dir, "fsync.txt")
 	lines := []string{
 		"10:00:00.000100  open              F=5        (RW____________)  /Users/me/notes.db                0.000010   Notes Helper.100",
 		"10:00:00.000200  write             F=5    B=0x1000                                                0.000030   Notes Helper.100",
@@ -266,9 +249,7 @@ func TestImportFsUsageIdentity(t *testing.T) {
 		"10:00:00.000500  RdMeta[S]         D=0x0000cbfb  B=0x1000   /dev/disk3  /dev/disk3                    0.000300 W Notes Helper.100",
 		"10:00:00.000600  read              F=5    B=0x1000                                                0.000020   Notes Helper.100",
 	}
-	if err := os.WriteFile(capture, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	capture := writeFile(t, dir, "fsync.txt", strings.Join(lines, "\n")+"\n")
 	for _, file := range []string{capture, testutil.Shared(t, "samples", "macos_fs_usage_apfs_desktop.log")} {
 		label := filepath.Base(file)
 		if r := ioshape(t, nil, "--store", store, "import", "--label", label, file); r.code != 0 {

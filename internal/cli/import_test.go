@@ -66,11 +66,7 @@ func TestImportBpftraceRaw(t *testing.T) {
 
 func TestImportErrors(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(content), 0o644)
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	noDisk := write("syscalls.txt", "17:24:16.586007  ioctl             F=38  <CMD=0x4004667a>     0.000009   Code Helper.11507\n")
 	junk := write("junk.txt", "hello\nworld\n")
 	bad := write("bad.txt", "17:24:17.532370    RdData[ST2]     D=0x009761a9  B=0x4000   /dev/disk3s5  /x   0.000745 W a.1\n"+

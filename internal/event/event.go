@@ -259,3 +259,12 @@ const PseudoPidBase = 1<<31 - 1
 // KnownPid reports whether pid is a process's own, not a number standing
 // for a name (PseudoPidBase) or for many processes together.
 func KnownPid(pid uint32) bool { return pid <= PseudoPidBase-1<<20 }
+
+// OptionalPid is a pid for JSON: nil (null) for one that is not a
+// process's own (KnownPid).
+func OptionalPid(pid uint32) *uint32 {
+	if !KnownPid(pid) {
+		return nil
+	}
+	return &pid
+}

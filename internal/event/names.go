@@ -1,17 +1,27 @@
 package event
 
-// ProcessNames gives each process the name it runs as: its main thread's
-// (the thread whose ID is the process's), which the kernel set when the
-// program was executed, not the names its other threads give themselves
+// ProcessName is the name one process runs as: its main thread's (the
+// thread whose ID is the process's), which the kernel set when the program
+// was executed, not the names its other threads give themselves
 // (Chromium's "PerfettoTrace", a thread pool's "worker-3"). Until its main
 // thread is seen, a process goes by the first thread's name.
-type ProcessNames struct {
-	m map[uint32]procName
+type ProcessName struct{ name string }
+
+// See takes one of the process's events — thread tid, named comm; a source
+// without thread IDs gives tid 0 — and returns the process's name.
+func (n *ProcessName) See(pid, tid uint32, comm string) string {
+	switch {
+	case tid == pid || tid == 0: // the main thread: its latest name (an exec renames it)
+		n.name = comm
+	case n.name == "": // the first thread seen stands in until the main one is
+		n.name = comm
+	}
+	return n.name
 }
 
-type procName struct {
-	name string
-	main bool // from the main thread
+// ProcessNames keeps each process's ProcessName.
+type ProcessNames struct {
+	m map[uint32]*ProcessName
 }
 
 // maxProcessNames bounds the processes remembered: past it, the table
@@ -22,20 +32,13 @@ const maxProcessNames = 1 << 16
 // Of is the name of the process pid, seen in one of its events: thread
 // tid, named comm. A source without thread IDs gives tid 0.
 func (n *ProcessNames) Of(pid, tid uint32, comm string) string {
-	if n.m == nil {
-		n.m = map[uint32]procName{}
-	}
-	p, ok := n.m[pid]
-	if ok && (p.main || tid != pid && tid != 0) {
-		if tid == pid && p.name != comm { // exec'd another program
-			n.m[pid] = procName{comm, true}
-			return comm
+	p := n.m[pid]
+	if p == nil {
+		if n.m == nil || len(n.m) >= maxProcessNames {
+			n.m = map[uint32]*ProcessName{}
 		}
-		return p.name
+		p = &ProcessName{}
+		n.m[pid] = p
 	}
-	if !ok && len(n.m) >= maxProcessNames {
-		clear(n.m)
-	}
-	n.m[pid] = procName{comm, tid == pid || tid == 0}
-	return comm
+	return p.See(pid, tid, comm)
 }

@@ -3,6 +3,7 @@ package parse
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -139,8 +140,8 @@ const maxAioPending = 1 << 16
 // aioMatch pairs libaio submissions with reapings in time order, whatever
 // order the lines came in.
 type aioMatch struct {
-	subs  map[uint32][]event.Event // per process, not yet reaped
-	reaps []aioReap
+	subs  map[uint32][]event.Event // per process, not yet reaped, by start
+	reaps order.Heap[aioReap]      // by end
 }
 
 type aioReap struct {
@@ -150,7 +151,7 @@ type aioReap struct {
 
 func newAioMatch() aioMatch { return aioMatch{subs: map[uint32][]event.Event{}} }
 
-func (a *aioMatch) pending() bool { return len(a.reaps) > 0 }
+func (a *aioMatch) pending() bool { return a.reaps.Len() > 0 }
 
 // submit queues n libaio requests submitted together. The script reads the
 // first iocb only: the others take its size, and offsets the trace does
@@ -163,36 +164,31 @@ func (a *aioMatch) submit(e *event.Event, n int64) {
 		if i > 0 {
 			s.Offset = -1
 		}
-		q = append(q, s)
+		// Lines come nearly in order: the place is near the end.
+		k := len(q)
+		for k > 0 && q[k-1].Start > s.Start {
+			k--
+		}
+		q = slices.Insert(q, k, s)
 	}
 	a.subs[e.Pid] = q
 }
 
 func (a *aioMatch) reap(pid uint32, end, n int64) {
-	if len(a.reaps) >= maxAioPending {
-		a.reaps = a.reaps[1:]
-	}
-	a.reaps = append(a.reaps, aioReap{pid, end, n})
+	a.reaps.Push(end, aioReap{pid, end, n})
 }
 
 // match turns the reapings that ended before until into events, in time
-// order. Each
-// takes its process's earliest submissions made before it ended, so the
-// depth is exact; which of several in flight completed is not said, so
-// latencies are approximate.
+// order (and the earliest ones past maxAioPending, to bound memory). Not
+// later ones: a reaping still unread may have ended earlier and taken the
+// submissions they would. Each takes its process's earliest submissions
+// made before it ended, so the depth is exact; which of several in flight
+// completed is not said, so latencies are approximate.
 func (a *aioMatch) match(until int64) []Record {
-	sort.SliceStable(a.reaps, func(i, j int) bool { return a.reaps[i].end < a.reaps[j].end })
-	k := 0
 	var out []Record
-	for ; k < len(a.reaps); k++ {
-		rp := a.reaps[k]
+	for a.reaps.Len() > 0 && (a.reaps.MinKey() <= until || a.reaps.Len() > maxAioPending) {
+		_, rp := a.reaps.Pop()
 		q := a.subs[rp.pid]
-		sort.SliceStable(q, func(i, j int) bool { return q[i].Start < q[j].Start })
-		if rp.end > until {
-			// Not before: a reaping still unread may have ended earlier
-			// and taken the submissions this one would.
-			break
-		}
 		taken := 0
 		for taken < len(q) && int64(taken) < rp.n && q[taken].Start <= rp.end {
 			e := q[taken]
@@ -206,7 +202,6 @@ func (a *aioMatch) match(until int64) []Record {
 		}
 		a.subs[rp.pid] = q[taken:]
 	}
-	a.reaps = a.reaps[k:]
 	return out
 }
 

@@ -23,6 +23,26 @@ type tally struct {
 	first                                                         event.Event
 }
 
+// readEvents reads r's events and the events it says were lost; a syntax
+// error fails the test.
+func readEvents(t *testing.T, r scanner) (evs []event.Event, lost int64) {
+	t.Helper()
+	for r.Scan() {
+		switch rec := r.Record(); rec.Kind {
+		case KindEvent:
+			evs = append(evs, rec.Event)
+		case KindLost:
+			lost += max(rec.N, 1) // 0: a loss of unknown size
+		case KindError:
+			t.Errorf("syntax error: %v", rec.Err)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return evs, lost
+}
+
 func count(t *testing.T, r scanner) tally {
 	t.Helper()
 	c := tally{devs: map[event.Dev]int64{}}
@@ -288,18 +308,7 @@ func TestBlkparseRequests(t *testing.T) {
 		"Skips: 3 forward (3 -   7.9%)",
 	}, "\n")
 	r := NewBlkparseReader(strings.NewReader(in), "in")
-	var evs []event.Event
-	var lost int64
-	for r.Scan() {
-		switch rec := r.Record(); rec.Kind {
-		case KindEvent:
-			evs = append(evs, rec.Event)
-		case KindLost:
-			lost += rec.N
-		case KindError:
-			t.Errorf("syntax error: %v", rec.Err)
-		}
-	}
+	evs, lost := readEvents(t, r)
 	type want struct {
 		op                   event.Op
 		off, size            int64
@@ -779,18 +788,7 @@ func TestBlkparseRunsAndRemaps(t *testing.T) {
 		t.Fatalf("blkparse printed no remap or no trailer:\n%s", text)
 	}
 	r := NewBlkparseReader(bytes.NewReader(text), "runs")
-	var evs []event.Event
-	var lost int64
-	for r.Scan() {
-		switch rec := r.Record(); rec.Kind {
-		case KindEvent:
-			evs = append(evs, rec.Event)
-		case KindLost:
-			lost += max(rec.N, 1)
-		case KindError:
-			t.Fatal(rec.Err)
-		}
-	}
+	evs, lost := readEvents(t, r)
 	c := r.Counts()
 	// Per run: the remapped read, the merged write, the split's two parts.
 	if len(evs) != 8 || lost != 0 || c.Unmatched != 0 || c.Unfinished != 0 || r.Runs() != 2 {

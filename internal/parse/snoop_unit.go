@@ -93,7 +93,7 @@ func (u *blockUnit) scale(e *event.Event) {
 
 // noteDevice notes a device's name: a Mac's are disk<N>[s<M>…].
 func (u *blockUnit) noteDevice(name string) {
-	if strings.HasPrefix(name, "disk") && apfsVolume.MatchString(name) || strings.HasPrefix(name, "disk") && len(name) > 4 && name[4] >= '0' && name[4] <= '9' {
+	if rest, ok := strings.CutPrefix(name, "disk"); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
 		u.macNames = true
 	}
 }

@@ -59,14 +59,10 @@ type Process struct {
 // MarshalJSON writes the pid as null for a process known only by its name.
 func (p Process) MarshalJSON() ([]byte, error) {
 	type plain Process
-	var pid *uint32
-	if event.KnownPid(p.Pid) {
-		pid = &p.Pid
-	}
 	return json.Marshal(struct {
 		plain
 		Pid *uint32 `json:"pid"`
-	}{plain(p), pid})
+	}{plain(p), event.OptionalPid(p.Pid)})
 }
 
 // Result is a prediction.

@@ -83,6 +83,7 @@ type Process struct {
 	// Threads are other names its threads gave themselves, as detail: the
 	// process goes by its main thread's (event.ProcessNames).
 	Threads []string `json:"threads,omitempty"`
+	name    event.ProcessName
 }
 
 // maxThreadNames bounds the thread names kept per process.
@@ -92,14 +93,10 @@ const maxThreadNames = 4
 // (and for the row that sums many): a made-up number would name another.
 func (p Process) MarshalJSON() ([]byte, error) {
 	type plain Process
-	var pid *uint32
-	if event.KnownPid(p.Pid) {
-		pid = &p.Pid
-	}
 	return json.Marshal(struct {
 		plain
 		Pid *uint32 `json:"pid"`
-	}{plain(p), pid})
+	}{plain(p), event.OptionalPid(p.Pid)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes; a null pid stays unknown.
@@ -170,7 +167,6 @@ type Builder struct {
 	par        *Split        // nil: the halves run on the caller's goroutine
 	recentProc [16]*Process  // processes counted lately, direct-mapped by pid
 	procs      map[uint32]*Process
-	names      event.ProcessNames
 	wb         Writeback
 	devByNum   map[event.Dev]event.Device
 	seenEvents int64
@@ -279,7 +275,7 @@ func (b *Builder) countIOs(pid, tid uint32, comm string, layer event.Layer, op e
 		}
 		*slot = p
 	}
-	p.Comm = b.names.Of(pid, tid, comm)
+	p.Comm = p.name.See(pid, tid, comm)
 	if comm != p.Comm && len(p.Threads) < maxThreadNames && !slices.Contains(p.Threads, comm) {
 		p.Threads = append(p.Threads, comm)
 	}
