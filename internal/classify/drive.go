@@ -2,6 +2,7 @@ package classify
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -192,7 +193,7 @@ func (d *DriveResults) Profile() (*drive.Spec, error) {
 	for _, p := range pats {
 		byID[p.ID] = p
 	}
-	p := &drive.Spec{Name: d.Name, Tool: "benchmark results (given)", Coarse: true}
+	prov := drive.Provenance{Tool: "benchmark results"}
 	ids := make([]string, 0, len(d.Results))
 	for id := range d.Results {
 		ids = append(ids, id)
@@ -210,10 +211,11 @@ func (d *DriveResults) Profile() (*drive.Spec, error) {
 		if pat.Access == "sequential" {
 			access = "seq"
 		}
-		mbs := d.Results[id]
-		iops := mbs * 1e6 / float64(pat.Sizes[0])
-		p.Points = append(p.Points, drive.Point{Op: op, Access: access, SizeBytes: pat.Sizes[0], Depth: max(1, pat.QueueDepth),
-			Jobs: max(1, pat.Threads), IOPS: iops, MBs: mbs, LatUs: float64(pat.Depth()) / iops * 1e6})
+		prov.Tests = append(prov.Tests, drive.Test{Op: op, Access: access, SizeBytes: pat.Sizes[0], Depth: max(1, pat.QueueDepth),
+			Threads: max(1, pat.Threads), MBs: d.Results[id]})
 	}
-	return p, p.Validate()
+	if len(prov.Tests) == 0 {
+		return nil, errors.New("drive results: none is a single shape (a size, a queue, reads or writes) to build a profile from")
+	}
+	return drive.Build(d.Name, prov)
 }

@@ -59,12 +59,19 @@ type Spec struct {
 	// Empty: not measured (the latency taken as independent of position).
 	Spans     []Span `json:"spans,omitempty"`
 	SpanBytes int64  `json:"span_bytes,omitempty"`
+	// Provenance is where a profile built from published figures came
+	// from (nil: measured by bench).
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Span is the mean latency of random reads within a region of Bytes.
 type Span struct {
 	Bytes int64   `json:"bytes"`
 	LatUs float64 `json:"lat_mean_us"`
+	// LatLowUs and LatHighUs bound a latency the figures leave open (0:
+	// measured).
+	LatLowUs  float64 `json:"lat_low_us,omitempty"`
+	LatHighUs float64 `json:"lat_high_us,omitempty"`
 }
 
 // Point is one measured shape.
@@ -78,6 +85,10 @@ type Point struct {
 	MBs       float64 `json:"mb_s"`        // 10⁶ bytes per second
 	LatUs     float64 `json:"lat_mean_us"` // submission to completion, mean
 	LatP99Us  float64 `json:"lat_p99_us,omitempty"`
+	// LatLowUs and LatHighUs bound a latency a coarse profile's figures
+	// leave open (0: measured; Bound takes BenchUncertainty).
+	LatLowUs  float64 `json:"lat_low_us,omitempty"`
+	LatHighUs float64 `json:"lat_high_us,omitempty"`
 }
 
 // InFlight is how many requests the point kept outstanding.
@@ -112,9 +123,9 @@ func (p *Spec) Validate() error {
 
 // Coarse builds a profile from AmorphousDiskMark's four numbers (MB/s for
 // SEQ1M QD8, SEQ1M QD1, RND4K QD64, RND4K QD1), for reads and, if given,
-// writes. Latency follows from Little's law: in flight × size ÷ rate.
+// writes, by Build's rules.
 func Coarse(name string, read, write []float64) (*Spec, error) {
-	p := &Spec{Name: name, Tool: "AmorphousDiskMark results (given)", Coarse: true, Date: time.Now().UTC()}
+	prov := Provenance{Tool: "AmorphousDiskMark", TestSize: "1 GiB", TestBytes: 1 << 30}
 	shapes := []struct {
 		access string
 		size   int64
@@ -132,16 +143,10 @@ func Coarse(name string, read, write []float64) (*Spec, error) {
 				return nil, errors.New("AmorphousDiskMark numbers must be positive MB/s figures")
 			}
 			s := shapes[i]
-			p.Points = append(p.Points, pointFromRate([]string{"read", "write"}[k], s.access, s.size, s.depth, 1, v))
+			prov.Tests = append(prov.Tests, Test{Op: []string{"read", "write"}[k], Access: s.access, SizeBytes: s.size, Depth: s.depth, Threads: 1, MBs: v})
 		}
 	}
-	return p, p.Validate()
-}
-
-func pointFromRate(op, access string, size int64, depth, jobs int, mbs float64) Point {
-	iops := mbs * 1e6 / float64(size)
-	return Point{Op: op, Access: access, SizeBytes: size, Depth: depth, Jobs: jobs, IOPS: iops, MBs: mbs,
-		LatUs: float64(depth*jobs) / iops * 1e6}
+	return Build(name, prov)
 }
 
 // ServiceUs is how long the drive takes to complete one request of this

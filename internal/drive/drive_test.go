@@ -128,8 +128,8 @@ func TestWritebackUs(t *testing.T) {
 // A disk's random latency grows with the distance its head moves; a
 // flash drive's does not, and its answers do not change.
 func TestDistanceFactor(t *testing.T) {
-	disk := &Spec{SpanBytes: 1 << 30, Spans: []Span{{1 << 20, 4000}, {16 << 20, 7000}, {128 << 20, 10000}, {1 << 30, 14000}}}
-	flash := &Spec{SpanBytes: 1 << 30, Spans: []Span{{1 << 20, 95}, {16 << 20, 101}, {128 << 20, 98}, {1 << 30, 100}}}
+	disk := &Spec{SpanBytes: 1 << 30, Spans: []Span{{Bytes: 1 << 20, LatUs: 4000}, {Bytes: 16 << 20, LatUs: 7000}, {Bytes: 128 << 20, LatUs: 10000}, {Bytes: 1 << 30, LatUs: 14000}}}
+	flash := &Spec{SpanBytes: 1 << 30, Spans: []Span{{Bytes: 1 << 20, LatUs: 95}, {Bytes: 16 << 20, LatUs: 101}, {Bytes: 128 << 20, LatUs: 98}, {Bytes: 1 << 30, LatUs: 100}}}
 	// Random requests within the grid's own span average what the grid
 	// measured: a factor of 1.
 	rng := rand.New(rand.NewPCG(1, 2))
