@@ -8,6 +8,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
 )
@@ -166,7 +167,7 @@ func Analyze(ctx context.Context, t *Trace, popts profile.Options, copts classif
 	also := pass.Add
 	var model *predictRun
 	if on != nil {
-		model = newPredictRun(t.Meta(), nil, on.To, on.Known)
+		model = newPredictRun(t.Meta(), nil, on.To, on.Known, on.On)
 		also = func(e *event.Event) {
 			pass.Add(e)
 			model.add(e)
@@ -185,7 +186,12 @@ func Analyze(ctx context.Context, t *Trace, popts profile.Options, copts classif
 		return nil, err
 	}
 	if model != nil {
-		a.Prediction, err = model.finish(a.Class)
+		var r *predict.Ranking
+		if a.Prediction, r, err = model.finish(a.Class); err == nil {
+			if len(r.Drives) > 1 {
+				a.Drives = r
+			}
+		}
 	}
 	return a, err
 }

@@ -236,8 +236,8 @@ func BenchmarkPredict(b *testing.B) {
 	for _, n := range []int{1_000_000, 10_000_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			benchPeak(b, n, func(path string) {
-				res, err := Predict(context.Background(), openT(b, path), nil, d, nil, nil, nil)
-				if err != nil || !(res.PredictedS > 0) {
+				res, err := Predict(context.Background(), openT(b, path), nil, []*drive.Spec{d}, nil, nil, nil)
+				if err != nil || !(res.Drives[0].PredictedS > 0) {
 					b.Fatalf("predict: %v %+v", err, res)
 				}
 			})

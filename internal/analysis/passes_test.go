@@ -182,13 +182,14 @@ func TestPredictReadsOnce(t *testing.T) {
 	}
 	for _, path := range passTraces(t) {
 		var reads int
-		res, err := Predict(context.Background(), openT(t, path), nil, d, nil, nil, func(Step) func() {
+		rk, err := Predict(context.Background(), openT(t, path), nil, []*drive.Spec{d}, nil, nil, func(Step) func() {
 			reads++
 			return func() {}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		res := rk.Drives[0]
 		if reads != 1 || len(res.Phases) == 0 {
 			t.Errorf("%s: predict read the trace %d times, named %d phases", path, reads, len(res.Phases))
 		}

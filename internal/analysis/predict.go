@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 
 	"github.com/ioshape/ioshape/internal/classify"
@@ -13,21 +14,26 @@ import (
 	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
-// PredictOn is a drive to predict a trace on, beside a report's analysis.
+// PredictOn is the drives to predict a trace on, beside a report's
+// analysis.
 type PredictOn struct {
-	To    *drive.Spec
+	To    []*drive.Spec
 	Known []*drive.Spec // the store's profiles, to find the recording drive's among
+	// On names the devices whose I/O moves (none: the one the workload
+	// waited on most, where the trace touched several).
+	On []event.Dev
 }
 
-// Predict says how long the trace would take on drive to, per classified
-// phase and per process, in one read. from is the profile of the drive the
-// trace was recorded on; when nil, the newest of known that matches the
-// trace (RecordedOn) is taken, and with none the recorded latencies stand
-// in.
-func Predict(ctx context.Context, t *Trace, from, to *drive.Spec, known []*drive.Spec, on []event.Dev, watch Watch) (*predict.Result, error) {
-	model := newPredictRun(t.Meta(), from, to, known)
-	model.on = on
-	model.b.MoveOnly(on)
+// Predict says how long the trace would take on each drive in tos, with
+// its range, per classified phase and per process, ranked, in one read.
+// from is the profile of the drive the trace was recorded on; when nil,
+// the newest of known that matches the trace (RecordedOn) is taken, and
+// with none the recorded latencies stand in. on names the devices whose
+// I/O moves; when empty and the trace names several disks, the disk the
+// workload waited on most moves (the model runs for each as the trace is
+// read), and the results say so.
+func Predict(ctx context.Context, t *Trace, from *drive.Spec, tos []*drive.Spec, known []*drive.Spec, on []event.Dev, watch Watch) (*predict.Ranking, error) {
+	model := newPredictRun(t.Meta(), from, tos, known, on)
 	// One read: the model, and the classification that names its phases.
 	pass := classify.NewPass(classifyOptions(t, classify.Options{}))
 	whole := profile.NewBuilder(pass.Attach(profile.Options{Parallel: runtime.GOMAXPROCS(0) > 1}))
@@ -47,20 +53,32 @@ func Predict(ctx context.Context, t *Trace, from, to *drive.Spec, known []*drive
 	case err != nil:
 		return nil, err
 	}
-	return model.finish(class)
+	_, r, err := model.finish(class)
+	return r, err
 }
 
 // predictRun is the prediction model fed as a trace is read.
 type predictRun struct {
-	meta     tracefile.Meta
-	from, to *drive.Spec
-	known    []*drive.Spec
-	on       []event.Dev // the devices whose I/O moves (none: all)
-	b        *predict.Builder
+	meta  tracefile.Meta
+	from  *drive.Spec
+	known []*drive.Spec
+	// cands are the sets of devices that may move, each with the drives
+	// streamed for it: on, or each disk of the trace when on is empty and
+	// it names several (the one waited on most is chosen at the end), or
+	// all devices.
+	cands []moveCandidate
+	b     *predict.Builder
 }
 
-func newPredictRun(meta tracefile.Meta, from, to *drive.Spec, known []*drive.Spec) *predictRun {
+type moveCandidate struct {
+	disk string      // "" : on, or all
+	devs []event.Dev // nil: all
+	tos  []predict.Bounds
+}
+
+func newPredictRun(meta tracefile.Meta, from *drive.Spec, tos []*drive.Spec, known []*drive.Spec, on []event.Dev) *predictRun {
 	b := predict.NewBuilder()
+	b.MoveOnly(on)
 	if meta.Footer != nil {
 		var sync []event.Dev
 		for _, d := range meta.Footer.Devices {
@@ -70,9 +88,10 @@ func newPredictRun(meta tracefile.Meta, from, to *drive.Spec, known []*drive.Spe
 		}
 		b.SetSynchronous(sync)
 	}
-	// The model runs as the trace is read, for each drive it may have been
-	// recorded on: which one is known only from the bytes each device moved
-	// in the whole trace.
+	// The model runs as the trace is read, for each drive (and each end
+	// of its range), each set of devices that may move, and each drive
+	// the trace may have been recorded on: which is known only from the
+	// whole trace.
 	froms := []*drive.Spec{from}
 	if from == nil {
 		froms = recordedOnCandidates(meta, known)
@@ -81,14 +100,87 @@ func newPredictRun(meta tracefile.Meta, from, to *drive.Spec, known []*drive.Spe
 	for _, f := range froms {
 		streamed = append(streamed, predict.From{Profile: f, Unthrottled: unthrottled(f, known)})
 	}
-	b.Stream(to, unthrottled(to, known), streamed)
-	return &predictRun{meta: meta, from: from, to: to, known: known, b: b}
+	m := &predictRun{meta: meta, from: from, known: known, b: b}
+	m.cands = []moveCandidate{{devs: on}}
+	if len(on) == 0 {
+		if disks := disksOf(meta); len(disks) > 1 {
+			m.cands = disks
+		}
+	}
+	var targets []predict.To
+	for i := range m.cands {
+		c := &m.cands[i]
+		for _, d := range tos {
+			if len(m.cands) > 1 {
+				cp := *d // a profile for each set of devices: engines are found by it
+				d = &cp
+			}
+			bounds := predict.BoundsOf(d)
+			c.tos = append(c.tos, bounds)
+			for _, s := range bounds.Specs() {
+				targets = append(targets, predict.To{Profile: s, Unthrottled: unthrottled(d, known), Moving: c.devs})
+			}
+		}
+	}
+	b.Stream(targets, streamed)
+	return m
+}
+
+// disksOf is the trace's disks, each with its devices (the disk and its
+// partitions).
+func disksOf(meta tracefile.Meta) []moveCandidate {
+	if meta.Footer == nil {
+		return nil
+	}
+	var out []moveCandidate
+	idx := map[string]int{}
+	for _, d := range meta.Footer.Devices {
+		disk := diskOf(d)
+		i, ok := idx[disk]
+		if !ok {
+			i = len(out)
+			idx[disk] = i
+			out = append(out, moveCandidate{disk: disk})
+		}
+		out[i].devs = append(out[i].devs, event.Dev{Major: d.Major, Minor: d.Minor})
+	}
+	return out
 }
 
 func (m *predictRun) add(e *event.Event) { m.b.Add(e) }
 
-// finish predicts, with the phases class found.
-func (m *predictRun) finish(class *classify.Result) (*predict.Result, error) {
+// chosen is the set of devices that moves: the only one, or the disk the
+// workload waited on most, with a sentence saying so.
+func (m *predictRun) chosen() (moveCandidate, string) {
+	if len(m.cands) == 1 {
+		return m.cands[0], ""
+	}
+	waited := m.b.Waited()
+	var total int64
+	sums := make([]int64, len(m.cands))
+	for i, c := range m.cands {
+		for _, d := range c.devs {
+			sums[i] += waited[d]
+		}
+		total += sums[i]
+	}
+	best := 0
+	for i := range m.cands {
+		if sums[i] > sums[best] {
+			best = i
+		}
+	}
+	c := m.cands[best]
+	if total == 0 {
+		return c, ""
+	}
+	return c, fmt.Sprintf("only %s's I/O moves to the new drive: the workload waited on it most (%.0f%% of the time its requests took; give --on to choose)",
+		c.disk, 100*float64(sums[best])/float64(total))
+}
+
+// finish predicts on each drive, with the phases class found, and ranks
+// them; first is the first drive's prediction.
+func (m *predictRun) finish(class *classify.Result) (first *predict.Result, _ *predict.Ranking, _ error) {
 	var recorded int64
 	if m.meta.Footer != nil {
 		recorded = m.meta.Footer.DurationNs
@@ -100,19 +192,35 @@ func (m *predictRun) finish(class *classify.Result) (*predict.Result, error) {
 	if len(bounds) > 0 {
 		bounds[0].AtNs = 0
 	}
+	c, note := m.chosen()
 	from := m.from
 	if from == nil {
 		byDev := m.b.DeviceBytes()
-		if len(m.on) > 0 { // the drive the moving I/O was recorded on
+		if len(c.devs) > 0 { // the drive the moving I/O was recorded on
 			only := map[event.Dev]int64{}
-			for _, d := range m.on {
+			for _, d := range c.devs {
 				only[d] = byDev[d]
 			}
 			byDev = only
 		}
 		from = RecordedOn(m.meta, byDev, m.known)
 	}
-	return m.b.Predict(from, m.to, recorded, bounds)
+	var rs []*predict.Result
+	for _, to := range c.tos {
+		r, err := m.b.PredictRange(from, to, recorded, bounds)
+		if err != nil {
+			return nil, nil, err
+		}
+		if note != "" {
+			r.Notes = append(r.Notes, note)
+		}
+		rs = append(rs, r)
+	}
+	ranked, err := predict.Rank(rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rs[0], ranked, nil
 }
 
 // RecordedOn is the newest profile in known of the drive a trace was

@@ -14,7 +14,7 @@ type compareOptions struct {
 	json      bool
 	output    string
 	writeback string
-	predictOn string
+	predictOn []string
 }
 
 func newCompareCommand(g *globals) *cobra.Command {
@@ -37,7 +37,7 @@ first trace by 10% (10 points for shares) or more are marked. Text by default;
 	f.BoolVar(&o.json, "json", false, "print the comparison as JSON")
 	f.StringVarP(&o.output, "output", "o", "", "write an HTML comparison to this file (- for standard output)")
 	f.StringVar(&o.writeback, "writeback", "include", "block I/O issued by kernel threads: include or exclude")
-	f.StringVar(&o.predictOn, "predict-on", "", "a drive profile (name in 'ioshape drives', or file): add each workload's predicted time there")
+	f.StringArrayVar(&o.predictOn, "predict-on", nil, "a drive profile (name in 'ioshape drives', or file): add each workload's predicted time there (repeatable: each workload's drives ranked)")
 	return c
 }
 

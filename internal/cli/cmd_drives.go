@@ -14,7 +14,7 @@ func newDrivesCommand(g *globals) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "drives",
-		Short: "List the drive profiles in the store (made by 'ioshape bench')",
+		Short: "List the drive profiles in the store (measured by 'ioshape bench', or imported)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := g.store()
@@ -33,14 +33,16 @@ func newDrivesCommand(g *globals) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(g.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tHOST\tDEVICE\tFS\tDATE\tSEQ1M Q8T1 READ\tRND4K Q1T1 READ\tNOTE")
+			fmt.Fprintln(tw, "NAME\tHOST\tDEVICE\tFS\tDATE\tSEQ1M Q8T1 READ\tRND4K Q1T1 READ\tSOURCE")
 			for _, d := range ds {
-				note := ""
+				note := "bench (" + d.Tool + ")"
 				switch {
+				case d.Provenance != nil:
+					note = d.Provenance.String()
 				case d.Coarse:
-					note = "coarse"
+					note = "coarse: " + d.Tool
 				case d.Buffered:
-					note = "buffered (no O_DIRECT)"
+					note += ", buffered (no O_DIRECT)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s MB/s\t%s MB/s\t%s\n", d.Name, report.OrDash(d.Host), report.OrDash(d.Device), report.OrDash(d.FSType),
 					d.Date.Local().Format("2006-01-02 15:04"), units.Num(d.Headline("read"), 0), units.Num(d.MBs("read", "rand", 4096, 1), 1), note)
@@ -49,5 +51,6 @@ func newDrivesCommand(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the profiles as JSON")
+	c.AddCommand(newDrivesImportCommand(g))
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +20,10 @@ import (
 )
 
 type predictOptions struct {
-	drive, from       string
+	drives            []string
+	from              string
 	admRead, admWrite []float64
+	blackmagic        []float64
 	json              bool
 	on                []string
 }
@@ -28,8 +31,8 @@ type predictOptions struct {
 func newPredictCommand(g *globals) *cobra.Command {
 	o := &predictOptions{}
 	c := &cobra.Command{
-		Use:   "predict <trace> --drive DRIVE",
-		Short: "How long a recorded workload would take on another drive, and which benchmark number says so",
+		Use:   "predict <trace> --drive DRIVE [--drive DRIVE…]",
+		Short: "How long a recorded workload would take on other drives, ranked, and which benchmark number says so",
 		Long: `Predict replays a trace's waiting on another drive: the time the workload
 waited for the drive changes with the drive's profile (for each request's size,
 direction, access and requests in flight), while computation, think time,
@@ -38,10 +41,24 @@ predicted duration beside the recorded one and the naive headline answer (the
 bytes moved at the drive's SEQ1M Q8T1 rate), per phase and per process, and
 which benchmark number the workload actually tracks.
 
---drive names a profile in the store ('ioshape drives', made by 'ioshape
-bench'), or a file: a drive profile, or benchmark results ({"name":…,
-"results": {"<pattern id>": MB/s}}); --adm-read/--adm-write give
-AmorphousDiskMark's four numbers instead.
+--drive names a profile in the store ('ioshape drives': measured by 'ioshape
+bench' or made by 'ioshape drives import' from published results), or a
+file: a drive profile, published results (CrystalDiskMark's text and the
+others 'drives import' reads) or benchmark results ({"name":…, "results":
+{"<pattern id>": MB/s}}); --adm-read/--adm-write and --blackmagic give a
+few numbers instead. Give --drive several times to rank the drives: one
+table, fastest first, with each one's headline and the number the work
+tracks there, and a sentence where the headline's order is not the
+work's.
+
+Every prediction has a range (predicted_low_s, predicted_high_s): what the
+drive's profile leaves open — wide for a few published numbers, the
+measured error for a full bench.
+
+--on moves only some devices' I/O to the new drive (an application on an
+external drive still reads the system's libraries from the internal one).
+Without it, when the trace's requests went to several disks, the disk the
+workload waited on most moves, and the output says which.
 
 The time waited is taken out with the profile of the drive the trace was
 recorded on: --from names it; by default it is the newest profile in the store
@@ -49,15 +66,18 @@ of the same host, disk and I/O cgroup. Without one, the trace's own latencies
 stand in (and what the block layer does not show — a cgroup's throttle — is
 missed: the output says so).`,
 		Example: `  ioshape predict launch-cold --drive external
+  ioshape predict 7k3m9q --drive t7 --drive sandisk-extreme --drive old-hdd
+  ioshape predict 7k3m9q --drive cdm-results.txt --on /Volumes/X
   ioshape predict 7k3m9q --adm-read 6300,2100,900,60 --adm-write 5200,1900,800,140 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPredict(cmd.Context(), g, o, args[0]) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.drive, "drive", "", "drive profile name, or a profile or results JSON file")
+	f.StringArrayVar(&o.drives, "drive", nil, "a drive profile's name, or a profile or results file (repeatable: the drives are ranked)")
 	f.StringVar(&o.from, "from", "", "the profile of the drive the trace was recorded on (default: the store's profile of the same host, disk and cgroup)")
 	f.Float64SliceVar(&o.admRead, "adm-read", nil, "AmorphousDiskMark read MB/s: SEQ1M QD8,SEQ1M QD1,RND4K QD64,RND4K QD1")
 	f.Float64SliceVar(&o.admWrite, "adm-write", nil, "AmorphousDiskMark write MB/s, in the same order")
+	f.Float64SliceVar(&o.blackmagic, "blackmagic", nil, "Blackmagic Disk Speed Test's MB/s: READ,WRITE")
 	f.BoolVar(&o.json, "json", false, "print the prediction as JSON")
 	f.StringArrayVar(&o.on, "on", nil, "move only this device's I/O to the new drive (a device the trace names, MAJ:MIN, a device file or a directory on it; repeatable); the rest stays as recorded")
 	return c
@@ -68,7 +88,7 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 	if err != nil {
 		return err
 	}
-	d, err := o.profile(st)
+	ds, err := o.profiles(st)
 	if err != nil {
 		return err
 	}
@@ -85,59 +105,88 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 	if err != nil {
 		return err
 	}
-	res, err := analysis.Predict(ctx, t, from, d, known, on, g.watch)
+	res, err := analysis.Predict(ctx, t, from, ds, known, on, g.watch)
 	if errors.Is(err, predict.ErrNoIO) {
 		return fmt.Errorf("%s: %w", arg, err)
 	}
 	if err != nil {
 		return err
 	}
+	if len(ds) == 1 {
+		if o.json {
+			return writeJSON(g.stdout, res.Drives[0])
+		}
+		writePrediction(g, arg, ds[0], res.Drives[0])
+		return nil
+	}
 	if o.json {
 		return writeJSON(g.stdout, res)
 	}
-	writePrediction(g, arg, d, res)
+	writeRanking(g, arg, res)
 	return nil
 }
 
-// profile is the drive the options name.
-func (o *predictOptions) profile(st *store.Store) (*drive.Spec, error) {
-	switch {
-	case o.drive != "" && (len(o.admRead) > 0 || len(o.admWrite) > 0):
-		return nil, usageError{errors.New("give --drive or --adm-read/--adm-write, not both")}
-	case len(o.admRead) > 0 || len(o.admWrite) > 0:
+// profiles is the drives the options name, in the order given.
+func (o *predictOptions) profiles(st *store.Store) ([]*drive.Spec, error) {
+	var out []*drive.Spec
+	for _, name := range o.drives {
+		p, err := driveProfile(st, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(o.admRead) > 0 || len(o.admWrite) > 0 {
 		p, err := drive.Coarse("AmorphousDiskMark results", o.admRead, o.admWrite)
 		if err != nil {
 			return nil, usageError{err}
 		}
-		return p, nil
-	case o.drive == "":
-		return nil, usageError{errors.New("name the drive: --drive NAME (see 'ioshape drives'), a profile file, or --adm-read")}
+		out = append(out, p)
 	}
-	if strings.Contains(o.drive, "/") || strings.HasSuffix(o.drive, ".json") {
-		if _, err := os.Stat(o.drive); err != nil {
-			return st.Drive(o.drive)
-		}
-		b, err := readSmallFile(o.drive)
+	if len(o.blackmagic) > 0 {
+		p, err := blackmagicProfile("Blackmagic results", o.blackmagic)
 		if err != nil {
 			return nil, err
 		}
-		if p, err := drive.Read(bytes.NewReader(b)); err == nil {
-			return p, nil
-		}
-		r, err := classify.ReadDriveResults(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("%s is neither a drive profile nor benchmark results: %w", o.drive, err)
-		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, usageError{errors.New("name the drive: --drive NAME (see 'ioshape drives'), a profile or results file, --adm-read or --blackmagic")}
+	}
+	return out, nil
+}
+
+// driveProfile is the profile a --drive names: one in the store, or a
+// file — a profile, published results, or results JSON.
+func driveProfile(st *store.Store, name string) (*drive.Spec, error) {
+	if !strings.Contains(name, "/") && !strings.Contains(name, ".") {
+		return st.Drive(name)
+	}
+	if _, err := os.Stat(name); err != nil {
+		return st.Drive(name)
+	}
+	b, err := readSmallFile(name)
+	if err != nil {
+		return nil, err
+	}
+	if p, err := drive.Read(bytes.NewReader(b)); err == nil {
+		return p, nil
+	}
+	if r, err := classify.ReadDriveResults(bytes.NewReader(b)); err == nil {
 		return r.Profile()
 	}
-	return st.Drive(o.drive)
+	p, err := importResults(name, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w (nor is it a drive profile or results JSON)", err)
+	}
+	return p, nil
 }
 
 // source is the recording drive's profile --from names, or the store's
 // profiles to find it among.
 func (o *predictOptions) source(st *store.Store) (*drive.Spec, []*drive.Spec, error) {
 	if o.from != "" {
-		p, err := (&predictOptions{drive: o.from}).profile(st)
+		p, err := driveProfile(st, o.from)
 		return p, nil, err
 	}
 	known, err := st.Drives()
@@ -155,20 +204,24 @@ func writePrediction(g *globals, arg string, d *drive.Spec, r *predict.Result) {
 			where = append(where, s)
 		}
 	}
+	if d.Provenance != nil {
+		where = []string{d.Provenance.String()}
+	}
 	fmt.Fprintf(w, "%s on drive %q", arg, d.Name)
 	if len(where) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(where, ", "))
 	}
 	fmt.Fprintln(w, ":")
-	fmt.Fprintf(w, "  predicted   %s   (recorded %s; waiting for the drive was %s of it)\n",
-		units.Micros(r.PredictedS*1e6), units.Micros(r.RecordedS*1e6), units.Percent(r.IOBoundShare))
+	fmt.Fprintf(w, "  predicted   %s, between %s and %s   (recorded %s; waiting for the drive was %s of it)\n",
+		units.Micros(r.PredictedS*1e6), units.Micros(r.PredictedLowS*1e6), units.Micros(r.PredictedHighS*1e6),
+		units.Micros(r.RecordedS*1e6), units.Percent(r.IOBoundShare))
 	if r.From != "" {
 		fmt.Fprintf(w, "  recorded on drive %q (its profile's time taken out)\n", r.From)
 	}
 	fmt.Fprintf(w, "  headline    %s   (the bytes moved at SEQ1M Q8T1, %s MB/s read: what the box promises)\n",
 		units.Micros(r.HeadlineS*1e6), units.Num(d.Headline("read"), 0))
 	if r.Tracks != "" {
-		fmt.Fprintf(w, "  tracks      %s (%s of the time spent waiting for this drive)\n", r.Tracks, units.Percent(r.TracksShare))
+		fmt.Fprintf(w, "  tracks      %s, %s MB/s here (%s of the time spent waiting for this drive)\n", r.Tracks, units.Num(r.TracksMBs, 1), units.Percent(r.TracksShare))
 	}
 	if len(r.Phases) > 1 {
 		fmt.Fprintln(w, "phases:")
@@ -185,5 +238,39 @@ func writePrediction(g *globals, arg string, d *drive.Spec, r *predict.Result) {
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// writeRanking prints the drives fastest first, one line each.
+func writeRanking(g *globals, arg string, rk *predict.Ranking) {
+	w := g.stdout
+	first := rk.Drives[0]
+	fmt.Fprintf(w, "%s on %d drives, fastest first (recorded %s", arg, len(rk.Drives), units.Micros(first.RecordedS*1e6))
+	if first.From != "" {
+		fmt.Fprintf(w, " on %q", first.From)
+	}
+	fmt.Fprintf(w, "; waiting for the drive was %s of it):\n", units.Percent(first.IOBoundShare))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  \tDRIVE\tHEADLINE\tPREDICTED\tRANGE\tTRACKS\tFROM")
+	for i, r := range rk.Drives {
+		tracks := "–"
+		if r.Tracks != "" {
+			tracks = fmt.Sprintf("%s, %s MB/s", r.Tracks, units.Num(r.TracksMBs, 1))
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s MB/s\t%s\t%s – %s\t%s\t%s\n", i+1, r.Drive, units.Num(r.HeadlineMBs, 0), units.Micros(r.PredictedS*1e6),
+			units.Micros(r.PredictedLowS*1e6), units.Micros(r.PredictedHighS*1e6), tracks, r.Source)
+	}
+	tw.Flush()
+	if rk.Note != "" {
+		fmt.Fprintln(w, rk.Note)
+	}
+	seen := map[string]bool{}
+	for _, r := range rk.Drives {
+		for _, n := range r.Notes {
+			if !seen[n] {
+				seen[n] = true
+				fmt.Fprintf(w, "note: %s\n", n)
+			}
+		}
 	}
 }

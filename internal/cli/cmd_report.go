@@ -22,7 +22,7 @@ type reportOptions struct {
 	writeback string
 	top       int
 	drive     driveFlags
-	predictOn string
+	predictOn []string
 }
 
 func newReportCommand(g *globals) *cobra.Command {
@@ -46,7 +46,7 @@ the network. The default file is ioshape-<ID>.html in the current directory;
 	f.StringVar(&o.writeback, "writeback", "include", "block I/O issued by kernel threads: include or exclude")
 	f.IntVar(&o.top, "top", 8, "matches the ranking shows")
 	o.drive.register(f)
-	f.StringVar(&o.predictOn, "predict-on", "", "a drive profile (name in 'ioshape drives', or file): add how long the workload would take there")
+	f.StringArrayVar(&o.predictOn, "predict-on", nil, "a drive profile (name in 'ioshape drives', or file): add how long the workload would take there (repeatable: the drives ranked)")
 	return c
 }
 
@@ -87,7 +87,7 @@ func defaultReportName(t report.TraceInfo) string {
 
 // analyze resolves a trace argument, profiles and classifies it and, when
 // predictOn names a drive profile, predicts it there: in one read.
-func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driveFlags, predictOn string) (*report.Analysis, error) {
+func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driveFlags, predictOn []string) (*report.Analysis, error) {
 	popts, err := profileOptions(writeback)
 	if err != nil {
 		return nil, err
@@ -112,23 +112,27 @@ func analyze(ctx context.Context, g *globals, arg, writeback string, drive *driv
 	return a, err
 }
 
-// predictTarget is the drive profile --predict-on names, with the store's
-// profiles to find the recording drive's among; nil when none is named.
-func predictTarget(g *globals, drive string) (*analysis.PredictOn, error) {
-	if drive == "" {
+// predictTarget is the drive profiles --predict-on names, with the
+// store's profiles to find the recording drive's among; nil when none is
+// named.
+func predictTarget(g *globals, names []string) (*analysis.PredictOn, error) {
+	if len(names) == 0 {
 		return nil, nil
 	}
 	st, err := g.store()
 	if err != nil {
 		return nil, err
 	}
-	d, err := (&predictOptions{drive: drive}).profile(st)
-	if err != nil {
+	on := &analysis.PredictOn{}
+	for _, name := range names {
+		d, err := driveProfile(st, name)
+		if err != nil {
+			return nil, err
+		}
+		on.To = append(on.To, d)
+	}
+	if on.Known, err = st.Drives(); err != nil {
 		return nil, err
 	}
-	known, err := st.Drives()
-	if err != nil {
-		return nil, err
-	}
-	return &analysis.PredictOn{To: d, Known: known}, nil
+	return on, nil
 }

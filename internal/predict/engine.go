@@ -31,6 +31,7 @@ type engine struct {
 	latFrom, latTo           *latencies
 	latFlushFrom, latFlushTo *latencies
 	noCalls                  bool // every block request is waited for (no syscall layer)
+	moving                   map[event.Dev]bool // the devices whose I/O moves (nil: all)
 	reqs                     []request
 	reqHead                  int
 	reqSeq                   int64 // seq of reqs[reqHead]
@@ -63,6 +64,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 		latFlushFrom: b.latenciesOf(cmp.Or(unthrottled[0], from)), latFlushTo: b.latenciesOf(cmp.Or(unthrottled[1], to)),
 		recent: map[event.Dev][]int64{}, directRecent: map[event.Dev][]int64{}, lastEnd: map[uint32]int64{},
 		byTest: map[string]float64{}}
+	e.moving = b.moving
 	e.accum.init()
 	if from != nil && from.CacheReadCPU != nil && to.CacheReadCPU != nil {
 		const nsPerUsMiB = 1e3 / (1 << 20) // µs per MiB → ns per byte
@@ -70,6 +72,9 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	}
 	return e
 }
+
+// moves says whether dev's I/O moves to the new drive.
+func (e *engine) moves(dev event.Dev) bool { return e.moving == nil || e.moving[dev] }
 
 // front re-sorts the calls and requests by arrival, once for every
 // engine, and releases them holdNs behind the newest completion seen.
@@ -255,7 +260,7 @@ func (e *engine) serve(arrived []blockIO) {
 		if lf != nil {
 			r.fromUs, r.fromShared = requestOn(lf, r, access, recorded)
 		}
-		if !e.b.moves(r.dev) { // stays where it was: its time does not change
+		if !e.moves(r.dev) { // stays where it was: its time does not change
 			r.toUs, r.toShared = r.fromUs, r.fromShared
 		}
 		e.maxLat = max(e.maxLat, r.end-r.start)
@@ -392,7 +397,7 @@ func (e *engine) matchItem(it *item) {
 		if e.latFrom != nil {
 			fromUs, _ = requestOn(e.latFrom, &r, access, fromUs)
 		}
-		if !e.b.moves(it.dev) {
+		if !e.moves(it.dev) {
 			toUs = fromUs
 		}
 		if !math.IsNaN(toUs) {

@@ -89,6 +89,18 @@ type Result struct {
 	Processes   []Process `json:"processes"`
 	Layer       string    `json:"layer"` // what the waiting was read from
 	Notes       []string  `json:"notes,omitempty"`
+	// PredictedLowS and PredictedHighS bound the prediction: what the
+	// drive's profile leaves open (a coarse profile's rules, a bench's
+	// measured error) taken at either end (PredictRange).
+	PredictedLowS  float64 `json:"predicted_low_s"`
+	PredictedHighS float64 `json:"predicted_high_s"`
+	// HeadlineMBs is the drive's headline rate (SEQ1M Q8T1 read) and
+	// TracksMBs its figure for the test the work tracks.
+	HeadlineMBs float64 `json:"headline_mb_s"`
+	TracksMBs   float64 `json:"tracks_mb_s,omitempty"`
+	// Source is where the drive's profile came from: "bench (fio-3.33)",
+	// or the published results it was built from.
+	Source string `json:"drive_source"`
 }
 
 // ErrNoIO is a trace with nothing to predict.
@@ -199,6 +211,9 @@ type Builder struct {
 	devBytes map[event.Dev]int64 // block layer
 	// sysDevBytes is the syscall layer's, by file system device.
 	sysDevBytes map[event.Dev]int64
+	// waited is the time processes' block requests took, by device: what
+	// the workload waited on (not the flushers' writeback).
+	waited map[event.Dev]int64
 	first       int64
 	last        int64
 	seen        bool
@@ -224,14 +239,34 @@ type From struct {
 	Profile, Unthrottled *drive.Spec
 }
 
-// Stream runs the model as the events come, for the drive to (and its
-// unthrottled profile, if any) and each drive in froms the trace may have
-// been recorded on; Predict then takes one of froms. Call it before Add.
-func (b *Builder) Stream(to, toUnthrottled *drive.Spec, froms []From) {
+// To is a drive to predict on, for Stream: its profile and, likewise,
+// its profile outside its cgroup's limits; Moving, if given, names the
+// devices whose I/O moves there instead of MoveOnly's (a profile streamed
+// for several sets of devices is a copy for each).
+type To struct {
+	Profile, Unthrottled *drive.Spec
+	Moving               []event.Dev
+}
+
+// Stream runs the model as the events come, for each drive in tos and
+// each drive in froms the trace may have been recorded on; Predict then
+// takes one of froms and one of tos. Call it before Add.
+func (b *Builder) Stream(tos []To, froms []From) {
 	var engines []*engine
-	for _, f := range froms {
-		u := [2]*drive.Spec{f.Unthrottled, toUnthrottled}
-		engines = append(engines, newEngine(b, f.Profile, to, u, false), newEngine(b, f.Profile, to, u, true))
+	for _, t := range tos {
+		for _, f := range froms {
+			u := [2]*drive.Spec{f.Unthrottled, t.Unthrottled}
+			for _, noCalls := range []bool{false, true} {
+				e := newEngine(b, f.Profile, t.Profile, u, noCalls)
+				if t.Moving != nil {
+					e.moving = map[event.Dev]bool{}
+					for _, d := range t.Moving {
+						e.moving[d] = true
+					}
+				}
+				engines = append(engines, e)
+			}
+		}
 	}
 	b.stream = newFront(engines)
 }
@@ -266,8 +301,6 @@ func (b *Builder) MoveOnly(devs []event.Dev) {
 	}
 }
 
-// moves says whether dev's I/O moves to the new drive.
-func (b *Builder) moves(dev event.Dev) bool { return b.moving == nil || b.moving[dev] }
 
 // SetSynchronous names the devices that serve requests on the
 // submitter's CPU (bio-based drivers).
@@ -280,7 +313,7 @@ func (b *Builder) SetSynchronous(devs []event.Dev) {
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
-	return &Builder{comms: map[uint32]string{}, devBytes: map[event.Dev]int64{}, sysDevBytes: map[event.Dev]int64{}}
+	return &Builder{comms: map[uint32]string{}, devBytes: map[event.Dev]int64{}, sysDevBytes: map[event.Dev]int64{}, waited: map[event.Dev]int64{}}
 }
 
 // Add takes one event. Events come in about the order they completed (as
@@ -325,6 +358,9 @@ func (b *Builder) Add(e *event.Event) {
 		}
 		b.moved[boolIdx(w)] += e.Bytes
 		b.devBytes[e.Dev] += e.Bytes
+		if e.Flags&event.FlagKernel == 0 && e.End > e.Start {
+			b.waited[e.Dev] += e.End - e.Start
+		}
 		b.requests++
 	default:
 		return
@@ -335,6 +371,9 @@ func (b *Builder) Add(e *event.Event) {
 	}
 	b.stream.add(e)
 }
+
+// Waited is the time processes' block requests took, by device.
+func (b *Builder) Waited() map[event.Dev]int64 { return b.waited }
 
 // DeviceBytes is how many bytes each device moved: where the workload's
 // I/O went. The application's own reads and writes (the syscall layer, by

@@ -453,7 +453,7 @@ func TestWritebackMerges(t *testing.T) {
 // streamed runs the model on events as they come, for one pair of drives.
 func streamed(evs []event.Event, from, to *drive.Spec, recordedNs int64) (*Result, *front, error) {
 	b := NewBuilder()
-	b.Stream(to, nil, []From{{Profile: from}})
+	b.Stream([]To{{Profile: to}}, []From{{Profile: from}})
 	for i := range evs {
 		b.Add(&evs[i])
 	}
@@ -569,7 +569,7 @@ func TestStreamForEveryFrom(t *testing.T) {
 	for _, f := range froms {
 		fs = append(fs, From{Profile: f})
 	}
-	b.Stream(to, nil, fs)
+	b.Stream([]To{{Profile: to}}, fs)
 	for i := range evs {
 		b.Add(&evs[i])
 	}

@@ -14,6 +14,9 @@ type Analysis struct {
 	// Prediction, when a drive was given, is how long the workload would
 	// take on it.
 	Prediction *predict.Result `json:"prediction,omitempty"`
+	// Drives, when several were given, is the prediction on each, fastest
+	// first (Prediction is the first named's).
+	Drives *predict.Ranking `json:"drives,omitempty"`
 }
 
 // Name is how views title a trace: its label, else its ID, else its path.

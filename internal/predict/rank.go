@@ -1,0 +1,112 @@
+package predict
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/ioshape/ioshape/internal/drive"
+)
+
+// Bounds is a drive's profile with the profiles at either end of its
+// range (drive.Spec.Bound).
+type Bounds struct {
+	Mid, Low, High *drive.Spec
+}
+
+// BoundsOf is d with its ends.
+func BoundsOf(d *drive.Spec) Bounds {
+	return Bounds{Mid: d, Low: d.Bound(drive.Low), High: d.Bound(drive.High)}
+}
+
+// Specs is the three profiles, for Stream.
+func (b Bounds) Specs() []*drive.Spec { return []*drive.Spec{b.Mid, b.Low, b.High} }
+
+// PredictRange predicts on a drive and its range: the prediction at each
+// end of what its profile leaves open, the least and the most of the
+// three taken as the range.
+func (b *Builder) PredictRange(from *drive.Spec, to Bounds, recordedNs int64, phases []Boundary) (*Result, error) {
+	res, err := b.Predict(from, to.Mid, recordedNs, phases)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := res.PredictedS, res.PredictedS
+	for _, d := range []*drive.Spec{to.Low, to.High} {
+		r, err := b.Predict(from, d, recordedNs, phases)
+		if err != nil {
+			return nil, err
+		}
+		lo, hi = math.Min(lo, r.PredictedS), math.Max(hi, r.PredictedS)
+	}
+	res.PredictedLowS, res.PredictedHighS = lo, hi
+	res.HeadlineMBs = round(to.Mid.Headline("read"))
+	if res.Tracks != "" {
+		if v := to.Mid.Figure(res.Tracks); !math.IsNaN(v) {
+			res.TracksMBs = round(v)
+		}
+	}
+	res.Source = SourceOf(to.Mid)
+	return res, nil
+}
+
+// SourceOf says where a profile came from.
+func SourceOf(d *drive.Spec) string {
+	switch {
+	case d.Provenance != nil:
+		return d.Provenance.String()
+	case d.Coarse:
+		return d.Tool
+	}
+	return "bench (" + d.Tool + ")"
+}
+
+// Ranking is one trace predicted on several drives, the fastest first.
+type Ranking struct {
+	Drives []*Result `json:"drives"`
+	// HeadlineOrderDiffers: ranked by their headline rates, the drives
+	// would come in another order; Note says how in a sentence.
+	HeadlineOrderDiffers bool   `json:"headline_order_differs"`
+	Note                 string `json:"note,omitempty"`
+}
+
+// Rank orders predictions by predicted time and says where the headline
+// rates would order them otherwise.
+func Rank(rs []*Result) (*Ranking, error) {
+	if len(rs) == 0 {
+		return nil, errors.New("no drives to rank")
+	}
+	out := &Ranking{Drives: append([]*Result(nil), rs...)}
+	sort.SliceStable(out.Drives, func(i, j int) bool { return out.Drives[i].PredictedS < out.Drives[j].PredictedS })
+	ds := out.Drives
+	for i := range ds {
+		for j := i + 1; j < len(ds); j++ {
+			// i finishes first (by more than a rounding) though its
+			// headline is lower.
+			if ds[i].PredictedS < ds[j].PredictedS*0.995 && ds[i].HeadlineMBs < ds[j].HeadlineMBs {
+				out.HeadlineOrderDiffers = true
+				out.Note = fmt.Sprintf("The drive with the lower headline finishes this work first: %s (%.0f MB/s) in %s, %s (%.0f MB/s) in %s — the work tracks %s, not the headline's SEQ1M Q8T1.",
+					ds[i].Drive, ds[i].HeadlineMBs, secsText(ds[i].PredictedS), ds[j].Drive, ds[j].HeadlineMBs, secsText(ds[j].PredictedS), tracksOf(ds[i]))
+				return out, nil
+			}
+		}
+	}
+	return out, nil
+}
+
+func tracksOf(r *Result) string {
+	if r.Tracks == "" {
+		return "its own mix of requests"
+	}
+	return r.Tracks
+}
+
+func secsText(s float64) string {
+	switch {
+	case s >= 10:
+		return fmt.Sprintf("%.1f s", s)
+	case s >= 1:
+		return fmt.Sprintf("%.2f s", s)
+	}
+	return fmt.Sprintf("%.0f ms", s*1000)
+}
