@@ -30,7 +30,7 @@ type engine struct {
 	// outside a cgroup v1 throttle, where known.
 	latFrom, latTo           *latencies
 	latFlushFrom, latFlushTo *latencies
-	noCalls                  bool // every block request is waited for (no syscall layer)
+	noCalls                  bool               // every block request is waited for (no syscall layer)
 	moving                   map[event.Dev]bool // the devices whose I/O moves (nil: all)
 	reqs                     []request
 	reqHead                  int

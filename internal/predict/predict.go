@@ -213,13 +213,13 @@ type Builder struct {
 	sysDevBytes map[event.Dev]int64
 	// waited is the time processes' block requests took, by device: what
 	// the workload waited on (not the flushers' writeback).
-	waited map[event.Dev]int64
-	first       int64
-	last        int64
-	seen        bool
-	timed       bool // the tracer timed sleeps (calls' blocked time, waits)
-	hasItems    bool // calls or waits: a syscall layer
-	requests    int64
+	waited   map[event.Dev]int64
+	first    int64
+	last     int64
+	seen     bool
+	timed    bool // the tracer timed sleeps (calls' blocked time, waits)
+	hasItems bool // calls or waits: a syscall layer
+	requests int64
 	// synchronous devices serve a request on the submitter's CPU before it
 	// goes on (bio-based: zram, brd): their readahead is waited for too.
 	synchronous map[event.Dev]bool
@@ -300,7 +300,6 @@ func (b *Builder) MoveOnly(devs []event.Dev) {
 		b.moving[d] = true
 	}
 }
-
 
 // SetSynchronous names the devices that serve requests on the
 // submitter's CPU (bio-based drivers).
