@@ -104,6 +104,9 @@ const (
 	// file taken as independent of distance (rotation, command overhead),
 	// with its range: a seek within a 1 GiB file is short.
 	rotationShare, rotationShareLow, rotationShareHigh = 0.75, 0.55, 0.9
+	// diskCacheHitUs is a disk's cost for a request its read cache holds:
+	// the command and the bus.
+	diskCacheHitUs = 100
 )
 
 // The shapes a coarse profile answers for, beside the figures' own.
@@ -294,6 +297,14 @@ func fit(ts []Test) opModel {
 	}
 	if r := one["rand"]; r != nil && r.Op == "read" {
 		m.randUs = m.a["rand"].mid + float64(4<<10)/m.rate.mid
+	}
+	if m.randUs >= seekBoundUs {
+		// A disk reads ahead into its cache: a small request continuing
+		// the last is served from it, at a cache hit's cost, unless the
+		// platter must turn to it — as SEQ1M Q1T1's figure, one request
+		// at a time, implies.
+		a := m.a["seq"]
+		m.a["seq"] = band{math.Min(a.lo, diskCacheHitUs), math.Sqrt(diskCacheHitUs * a.mid), math.Max(a.hi, a.mid)}
 	}
 	return m
 }

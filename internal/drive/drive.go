@@ -294,6 +294,25 @@ const (
 	positionalUs = 200
 )
 
+// Positional says whether the drive's latency depends on where its last
+// request was (a disk): its spans differ by positional× and positionalUs.
+func (p *Spec) Positional() bool {
+	if len(p.Spans) < 2 || p.SpanBytes <= 0 {
+		return false
+	}
+	lo, hi := p.Spans[0].LatUs, p.Spans[0].LatUs
+	for _, s := range p.Spans {
+		lo, hi = math.Min(lo, s.LatUs), math.Max(hi, s.LatUs)
+	}
+	return lo > 0 && hi >= positional*lo && hi-lo >= positionalUs
+}
+
+// ReadAheadBytes is how far ahead of a read a disk keeps reading into its
+// cache: a read landing within it is served from the cache. 2 MiB, a
+// segment of the 32–256 MiB caches portable disks carry; the drives'
+// makers do not publish it.
+const ReadAheadBytes = 2 << 20
+
 // DistanceFactor is how a random request's latency at distance (bytes from
 // where the last request ended) compares with the grid's random latency,
 // measured over SpanBytes: the ratio of the span latencies there,
@@ -301,18 +320,11 @@ const (
 // drive whose latency does not depend on position (or whose spans were not
 // measured), so such a drive gives the answers it gave without them.
 func (p *Spec) DistanceFactor(distance int64) float64 {
-	if len(p.Spans) < 2 || p.SpanBytes <= 0 {
+	if !p.Positional() {
 		return 1
 	}
 	sp := append([]Span(nil), p.Spans...)
 	sort.Slice(sp, func(i, j int) bool { return sp[i].Bytes < sp[j].Bytes })
-	lo, hi := sp[0].LatUs, sp[0].LatUs
-	for _, s := range sp {
-		lo, hi = math.Min(lo, s.LatUs), math.Max(hi, s.LatUs)
-	}
-	if !(lo > 0) || hi < positional*lo || hi-lo < positionalUs {
-		return 1
-	}
 	xs, ys := make([]float64, len(sp)), make([]float64, len(sp))
 	for i, s := range sp {
 		// A random request within a span of S lands about S/3 from the

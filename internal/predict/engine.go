@@ -248,8 +248,8 @@ func (e *engine) serve(arrived []blockIO) {
 	}
 	for i := range group {
 		r := &group[i]
-		access, distance := accessOf(e.recent, r.dev, r.offset, r.size)
-		r.depth, r.distance = e.ends.len(), distance
+		access, distance, ahead := accessOf(e.recent, r.dev, r.offset, r.size)
+		r.depth, r.distance, r.ahead = e.ends.len(), distance, ahead
 		recorded := float64(r.end-r.start) / 1e3
 		lf, lt := e.latFrom, e.latTo
 		if r.flusher && r.write {
@@ -387,11 +387,11 @@ func (e *engine) matchItem(it *item) {
 		// Its own shape, at the direct calls in flight when it came.
 		e.directEnds.completeUpTo(it.start)
 		e.directEnds.add(it.end)
-		access, distance := accessOf(e.directRecent, it.dev, it.offset, it.size)
+		access, distance, ahead := accessOf(e.directRecent, it.dev, it.offset, it.size)
 		if it.end <= it.start {
 			return
 		}
-		r := request{blockIO: blockIO{size: it.size, write: it.writes}, depth: e.directEnds.len(), distance: distance}
+		r := request{blockIO: blockIO{size: it.size, write: it.writes}, depth: e.directEnds.len(), distance: distance, ahead: ahead}
 		toUs, _ := requestOn(e.latTo, &r, access, math.NaN())
 		fromUs := it.len() / 1e3
 		if e.latFrom != nil {

@@ -168,6 +168,7 @@ type request struct {
 	blockIO
 	depth    int     // requests in flight when it arrived, itself included
 	distance int64   // bytes from where the device's last request ended (−1: unknown)
+	ahead    bool    // a short way past where a recent request ended: in a disk's read-ahead
 	fromUs   float64 // latency on the recording drive (its profile, or as recorded)
 	toUs     float64 // on the drive predicted for
 	// The latencies are already the request's share of the wall time (a
@@ -646,6 +647,11 @@ func requestOn(d *latencies, r *request, access string, fallback float64) (us fl
 			return us, true
 		}
 	}
+	if access == "rand" && r.ahead && !r.write && d != nil && d.d.Positional() {
+		// A disk read ahead into its cache after the earlier read: this
+		// one is served from it, as a sequential read is.
+		return serviceOr(d, false, "seq", r.size, 1, fallback), false
+	}
 	us = serviceOr(d, r.write, access, r.size, float64(r.depth), fallback)
 	if access == "rand" && r.distance >= 0 && d != nil && us != fallback {
 		us *= d.distanceFactor(r.distance)
@@ -814,11 +820,14 @@ const wakeSlack = 50_000 // ns
 // accessOf says whether an I/O continues one of the last 8 on its device
 // (sequential) or not, and how far it starts from where the last one
 // ended (−1: no last one, or no offset), and remembers where it ends.
-func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) (string, int64) {
-	access, distance := "rand", int64(-1)
+func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) (access string, distance int64, ahead bool) {
+	access, distance = "rand", -1
 	for _, e := range recent[dev] {
 		if e == offset {
 			access = "seq"
+		}
+		if offset > e && offset-e <= drive.ReadAheadBytes {
+			ahead = true
 		}
 	}
 	if rs := recent[dev]; len(rs) > 0 && offset >= 0 {
@@ -832,7 +841,7 @@ func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) (
 		rs = rs[1:]
 	}
 	recent[dev] = rs
-	return access, distance
+	return access, distance, ahead
 }
 
 func secs(ns int64) float64   { return float64(ns) / 1e9 }
