@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/predict"
+	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/store"
 	"github.com/ioshape/ioshape/internal/units"
 )
@@ -122,8 +122,7 @@ func runPredict(ctx context.Context, g *globals, o *predictOptions, arg string) 
 	if o.json {
 		return writeJSON(g.stdout, res)
 	}
-	writeRanking(g, arg, res)
-	return nil
+	return writeRanking(g, arg, res)
 }
 
 // profiles is the drives the options name, in the order given.
@@ -242,35 +241,12 @@ func writePrediction(g *globals, arg string, d *drive.Spec, r *predict.Result) {
 }
 
 // writeRanking prints the drives fastest first, one line each.
-func writeRanking(g *globals, arg string, rk *predict.Ranking) {
-	w := g.stdout
+func writeRanking(g *globals, arg string, rk *predict.Ranking) error {
 	first := rk.Drives[0]
-	fmt.Fprintf(w, "%s on %d drives, fastest first (recorded %s", arg, len(rk.Drives), units.Micros(first.RecordedS*1e6))
+	fmt.Fprintf(g.stdout, "%s on %d drives, fastest first (recorded %s", arg, len(rk.Drives), units.Micros(first.RecordedS*1e6))
 	if first.From != "" {
-		fmt.Fprintf(w, " on %q", first.From)
+		fmt.Fprintf(g.stdout, " on %q", first.From)
 	}
-	fmt.Fprintf(w, "; waiting for the drive was %s of it):\n", units.Percent(first.IOBoundShare))
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  \tDRIVE\tHEADLINE\tPREDICTED\tRANGE\tTRACKS\tFROM")
-	for i, r := range rk.Drives {
-		tracks := "–"
-		if r.Tracks != "" {
-			tracks = fmt.Sprintf("%s, %s MB/s", r.Tracks, units.Num(r.TracksMBs, 1))
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s MB/s\t%s\t%s – %s\t%s\t%s\n", i+1, r.Drive, units.Num(r.HeadlineMBs, 0), units.Micros(r.PredictedS*1e6),
-			units.Micros(r.PredictedLowS*1e6), units.Micros(r.PredictedHighS*1e6), tracks, r.Source)
-	}
-	tw.Flush()
-	if rk.Note != "" {
-		fmt.Fprintln(w, rk.Note)
-	}
-	seen := map[string]bool{}
-	for _, r := range rk.Drives {
-		for _, n := range r.Notes {
-			if !seen[n] {
-				seen[n] = true
-				fmt.Fprintf(w, "note: %s\n", n)
-			}
-		}
-	}
+	fmt.Fprintf(g.stdout, "; waiting for the drive was %s of it):\n", units.Percent(first.IOBoundShare))
+	return report.WriteRanking(g.stdout, rk)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/units"
 )
@@ -18,6 +19,9 @@ type Comparison struct {
 	// pattern.
 	Changes []string     `json:"changes"`
 	Rows    []CompareRow `json:"rows"`
+	// Drives is each trace predicted on the drives given, fastest first
+	// (null for a trace, or absent, with one drive or none).
+	Drives []*predict.Ranking `json:"drives,omitempty"`
 }
 
 // ComparedTrace names one trace and its best matches.
@@ -157,6 +161,14 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 func Compare(as []*Analysis) *Comparison {
 	c := &Comparison{}
 	for _, a := range as {
+		if a.Drives != nil {
+			c.Drives = make([]*predict.Ranking, len(as))
+		}
+	}
+	for i, a := range as {
+		if c.Drives != nil {
+			c.Drives[i] = a.Drives
+		}
 		t := a.Show.Trace
 		ct := ComparedTrace{ID: t.ID, Label: t.Label, Path: t.Path, Target: TargetText(t), Start: t.Start, LostEvents: t.LostEvents, Complete: t.Complete, Best: []BestMatch{}}
 		if a.Class != nil {

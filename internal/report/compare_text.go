@@ -108,5 +108,14 @@ func WriteCompare(w io.Writer, c *Comparison) error {
 		}
 		ew.printf("%s → %s\n", t.Shape, strings.Join(names, "; "))
 	}
+	for i, rk := range c.Drives {
+		if rk == nil {
+			continue
+		}
+		ew.printf("\n%s on %d drives, fastest first:\n", string(rune('A'+i)), len(rk.Drives))
+		if ew.err == nil {
+			ew.err = WriteRanking(ew.w, rk)
+		}
+	}
 	return ew.err
 }

@@ -81,6 +81,17 @@ func Compare(as []*report.Analysis, c *report.Comparison, o Options) *Page {
 			v.Charts = append(v.Charts, ch.view(o.Nonce))
 		}
 	}
+	for i, rk := range c.Drives {
+		if rk == nil {
+			continue
+		}
+		dv := drivesOf(rk)
+		dv.Title = letter(i) + ": which drive finishes it first"
+		ch := drivesChart("drives-"+strings.ToLower(letter(i)), rk)
+		p.Charts = append(p.Charts, ch)
+		dv.Chart = append(dv.Chart, ch.view(o.Nonce))
+		v.Drives = append(v.Drives, dv)
+	}
 	return p
 }
 
@@ -90,6 +101,7 @@ type compareView struct {
 	Traces  []compareTraceView
 	Rows    []compareRowView
 	Charts  []chartView
+	Drives  []*drivesView // each trace ranked on several drives
 }
 
 type compareTraceView struct {

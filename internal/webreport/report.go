@@ -18,6 +18,7 @@ type reportView struct {
 	Headline   *headlineView
 	DriveNote  string
 	Prediction *predictionView
+	Drives     *drivesView
 	Cards      []cardView
 	Sizes      []chartView
 	Depth      []chartView
@@ -42,7 +43,7 @@ type cardView struct{ K, V string }
 
 // predictionView is the workload predicted on a drive profile.
 type predictionView struct {
-	Drive, Predicted, Recorded, IOBound, Headline, Tracks string
+	Drive, Predicted, Range, Source, Recorded, IOBound, Headline, Tracks string
 	Phases                                                []predictionPhaseView
 	Notes                                                 []string
 }
@@ -51,6 +52,7 @@ type predictionPhaseView struct{ From, To, Recorded, Predicted, Pattern string }
 
 func predictionOf(r *predict.Result) *predictionView {
 	v := &predictionView{Drive: r.Drive, Predicted: units.Micros(r.PredictedS * 1e6), Recorded: units.Micros(r.RecordedS * 1e6),
+		Range: units.Micros(r.PredictedLowS*1e6) + " and " + units.Micros(r.PredictedHighS*1e6), Source: r.Source,
 		IOBound: units.Percent(r.IOBoundShare), Headline: units.Micros(r.HeadlineS * 1e6), Notes: r.Notes}
 	if r.Tracks != "" {
 		v.Tracks = fmt.Sprintf("%s (%s of the time spent waiting for this drive)", r.Tracks, units.Percent(r.TracksShare))
@@ -128,6 +130,10 @@ func Report(a *report.Analysis, o Options) *Page {
 	}
 	if a.Prediction != nil {
 		v.Prediction = predictionOf(a.Prediction)
+	}
+	if a.Drives != nil {
+		v.Drives = drivesOf(a.Drives)
+		add(&v.Drives.Chart)(drivesChart("drives", a.Drives), true)
 	}
 	for _, lp := range layers(s.Profile) {
 		l := lp.l
