@@ -44,8 +44,8 @@ type cardView struct{ K, V string }
 // predictionView is the workload predicted on a drive profile.
 type predictionView struct {
 	Drive, Predicted, Range, Source, Recorded, IOBound, Headline, Tracks string
-	Phases                                                []predictionPhaseView
-	Notes                                                 []string
+	Phases                                                               []predictionPhaseView
+	Notes                                                                []string
 }
 
 type predictionPhaseView struct{ From, To, Recorded, Predicted, Pattern string }
