@@ -247,6 +247,33 @@ func BenchmarkPredict(b *testing.B) {
 
 // benchPeak runs fn b.N times on a synthetic trace of n events and reports
 // events per second and the peak live heap.
+// BenchmarkPredictDrives predicts one trace on one drive and on ten (each
+// with the two ends of its range: three models a drive), in one read.
+//
+//	go test ./internal/analysis -run '^$' -bench PredictDrives -benchtime 3x
+func BenchmarkPredictDrives(b *testing.B) {
+	var tos []*drive.Spec
+	for i := range 10 {
+		f := float64(i + 1)
+		d, err := drive.Coarse(fmt.Sprintf("drive-%d", i), []float64{300 * f, 150 * f, 80 * f, 5 * f}, []float64{250 * f, 140 * f, 70 * f, 12 * f})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tos = append(tos, d)
+	}
+	path := syntheticTrace(b, 200_000)
+	for _, n := range []int{1, 10} {
+		b.Run(fmt.Sprintf("drives=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				rk, err := Predict(context.Background(), openT(b, path), nil, tos[:n], nil, nil, nil)
+				if err != nil || len(rk.Drives) != n {
+					b.Fatalf("predict: %v", err)
+				}
+			}
+		})
+	}
+}
+
 func benchPeak(b *testing.B, n int, fn func(path string)) {
 	path := syntheticTrace(b, n)
 	runtime.GC()

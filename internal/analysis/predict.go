@@ -171,8 +171,8 @@ func (m *predictRun) chosen() (moveCandidate, string) {
 		}
 	}
 	c := m.cands[best]
-	if total == 0 {
-		return c, ""
+	if sums[best] == total {
+		return c, "" // the others were not waited on: all moves alike
 	}
 	return c, fmt.Sprintf("only %s's I/O moves to the new drive: the workload waited on it most (%.0f%% of the time its requests took; give --on to choose)",
 		c.disk, 100*float64(sums[best])/float64(total))

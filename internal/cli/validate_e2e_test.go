@@ -86,6 +86,54 @@ func TestValidatePredictQuick(t *testing.T) {
 	if headline <= median {
 		t.Errorf("the headline (median error %d %%) predicted as well as the model (%d %%): nothing shown", headline, median)
 	}
+	checkFromCrystalDiskMark(t, stdout)
+}
+
+// checkFromCrystalDiskMark checks the harness's second part: each drive
+// measured only with CrystalDiskMark 8's default tests, written as its
+// text, imported with 'drives import', and every recording predicted from
+// those numbers, with a range.
+func checkFromCrystalDiskMark(t *testing.T, stdout string) {
+	t.Helper()
+	_, part, ok := strings.Cut(stdout, "From CrystalDiskMark's eight numbers only")
+	if !ok {
+		t.Fatal("no predictions from CrystalDiskMark's numbers")
+	}
+	// | workload | from | to | predicted | range | measured | error | in range | headline | tracks |
+	rows := 0
+	for _, line := range strings.Split(part, "\n") {
+		f := strings.Split(line, "|")
+		if len(f) != 12 || strings.TrimSpace(f[1]) == "workload" || strings.HasPrefix(strings.TrimSpace(f[1]), "-") {
+			continue
+		}
+		rows++
+		e, err := strconv.ParseFloat(strings.Trim(strings.TrimSpace(f[7]), " %+"), 64)
+		if err != nil {
+			t.Fatalf("row %q: %v", line, err)
+		}
+		if strings.TrimSpace(f[2]) == strings.TrimSpace(f[3]) && (e > 10 || e < -10) {
+			t.Errorf("from the numbers, on the drive it was recorded on, off by %v %%: %s", e, line)
+		}
+		if !strings.Contains(f[5], "–") || strings.TrimSpace(f[10]) == "" {
+			t.Errorf("a row without a range or a tracked number: %s", line)
+		}
+	}
+	if rows != 8 {
+		t.Errorf("%d rows from CrystalDiskMark's numbers, want 8", rows)
+	}
+	m := regexp.MustCompile(`all: (\d+) cases, median \|predicted/measured - 1\| (\d+) %, beyond 2x: \d+, worst [0-9.]+x, range holds the measured time in (\d+) `).FindStringSubmatch(part)
+	if m == nil {
+		t.Fatalf("no summary of the predictions from the numbers in:\n%s", part)
+	}
+	median, _ := strconv.Atoi(m[2])
+	held, _ := strconv.Atoi(m[3])
+	if median > 25 || held < 4 {
+		t.Errorf("from CrystalDiskMark's numbers: median error %d %% (want ≤ 25 %%), range held %d of 8 (want ≥ 4)", median, held)
+	}
+	o := regexp.MustCompile(`order: (\d+) pairs .*predicted order right in (\d+) `).FindStringSubmatch(part)
+	if o == nil || o[1] != o[2] {
+		t.Errorf("the drives' order from the numbers: %v", o)
+	}
 }
 
 // A zram device already in use is one line, and the harness stops before

@@ -153,6 +153,12 @@ func Build(name string, prov Provenance) (*Spec, error) {
 			for _, s := range sizes {
 				for _, d := range inflights {
 					l := m.latency(access, s, d)
+					if f, ok := figureAt(ts, op, access, s, d); ok && !borrowed {
+						// The figure itself, where the rules only near it
+						// (a second deep figure of one access).
+						l.mid = latUs(f)
+						l.lo, l.hi = math.Min(l.lo, l.mid*(1-figureError)), math.Max(l.hi, l.mid*(1+figureError))
+					}
 					if borrowed {
 						l.lo, l.hi = l.lo/borrowedFactor, l.hi*borrowedFactor
 					}
@@ -172,6 +178,16 @@ func Build(name string, prov Provenance) (*Spec, error) {
 	prov.Tests = append([]Test(nil), prov.Tests...)
 	p.Provenance = &prov
 	return p, p.Validate()
+}
+
+// figureAt is the figure of exactly this shape, if one was given.
+func figureAt(ts []Test, op, access string, size int64, inflight int) (Test, bool) {
+	for _, t := range ts {
+		if t.Op == op && t.Access == access && t.SizeBytes == size && t.InFlight() == inflight {
+			return t, true
+		}
+	}
+	return Test{}, false
 }
 
 func testsOf(ts []Test, op string) []Test {
@@ -226,8 +242,12 @@ func pointFromLatency(op, access string, size int64, inflight int, latUs float64
 // sat[access] + size/rate µs of the drive's time each, reached at deep
 // requests in flight.
 type opModel struct {
-	rate band // bytes per µs (MB/s)
-	a    map[string]band
+	rate band // bytes per µs (MB/s): the fastest figure, a saturated drive's
+	// rate1 is the transfer rate one request at a time: on flash, the fit
+	// through the smallest and the largest figures one at a time (a large
+	// request alone does not reach the drive's full rate); else rate.
+	rate1 band
+	a     map[string]band
 	sat  map[string]float64 // NaN: no deep figure
 	deep map[string]int
 	// randUs is a 4 KiB random request's latency one at a time (0: no
@@ -285,15 +305,23 @@ func fit(ts []Test) opModel {
 			m.sat[access] = math.NaN()
 		}
 	}
+	m.rate1 = m.rate
+	m.fitSizes(ts, top)
 	// An access without figures: the other's stand in, with what is known
 	// of the two. A sequential request costs at most a random one; a
 	// random one at least a sequential one, by up to a disk's seek.
 	seq, hasSeq := m.a["seq"]
-	if _, hasRand := m.a["rand"]; !hasSeq {
-		r := m.a["rand"]
-		m.a["seq"] = band{r.lo / 10, r.mid / 3, r.hi}
-	} else if !hasRand {
+	rnd, hasRand := m.a["rand"]
+	switch {
+	case !hasSeq:
+		m.a["seq"] = band{rnd.lo / 10, rnd.mid / 3, rnd.hi}
+	case !hasRand:
 		m.a["rand"] = band{seq.lo, seq.mid * 3, math.Max(seq.hi*30, seekBoundUs*2)}
+	default:
+		// A sequential request costs no more than a random one (a fixed
+		// cost read off a large figure can say more: SEQ1M Q1T1 below
+		// SEQ1M Q8T1 is the queue's doing, not the request's).
+		m.a["seq"] = band{math.Min(seq.lo, rnd.lo), math.Min(seq.mid, rnd.mid), math.Min(seq.hi, rnd.hi)}
 	}
 	if r := one["rand"]; r != nil && r.Op == "read" {
 		m.randUs = m.a["rand"].mid + float64(4<<10)/m.rate.mid
@@ -307,6 +335,38 @@ func fit(ts []Test) opModel {
 		m.a["seq"] = band{math.Min(a.lo, diskCacheHitUs), math.Sqrt(diskCacheHitUs * a.mid), math.Max(a.hi, a.mid)}
 	}
 	return m
+}
+
+// fitSizes fits a flash drive's requests one at a time across sizes: a
+// fixed cost plus the size at rate1, through its smallest and largest
+// figures one at a time (either access: flash has no seek), when they are
+// 4× apart in size. A disk's random figure is a seek: it keeps its own.
+func (m *opModel) fitSizes(ts []Test, top float64) {
+	var small, large *Test
+	for i := range ts {
+		t := &ts[i]
+		if t.InFlight() != 1 {
+			continue
+		}
+		if small == nil || t.SizeBytes < small.SizeBytes {
+			small = t
+		}
+		if large == nil || t.SizeBytes > large.SizeBytes {
+			large = t
+		}
+	}
+	if small == nil || large.SizeBytes < 4*small.SizeBytes {
+		return
+	}
+	ls, ll := latUs(*small), latUs(*large)
+	if ls >= seekBoundUs || ll <= ls {
+		return
+	}
+	b1 := math.Min(float64(large.SizeBytes-small.SizeBytes)/(ll-ls), 2*top)
+	a := math.Max(ls-float64(small.SizeBytes)/b1, 0.02*ls)
+	m.rate1 = band{b1 * (1 + figureError), b1, b1 * (1 - figureError)}
+	fixed := band{math.Max(a-figureError*ls, 0.02*ls), a, a + figureError*ls}
+	m.a["seq"], m.a["rand"] = fixed, fixed
 }
 
 // latency is a shape's latency band at inflight requests outstanding.
@@ -325,8 +385,8 @@ func (m opModel) latency(access string, size int64, inflight int) band {
 			sat, deep = 0, 32
 		}
 	}
-	at := func(fixed, rate float64, knee bool) float64 {
-		one := fixed + float64(size)/rate
+	at := func(fixed, rate1, rate float64, knee bool) float64 {
+		one := fixed + float64(size)/rate1
 		each := math.Min(sat+float64(size)/rate, one) // a request's share of the drive's time, saturated
 		d := float64(inflight)
 		if d <= 1 {
@@ -342,9 +402,9 @@ func (m opModel) latency(access string, size int64, inflight int) band {
 		x := x1 * math.Pow(xs/x1, f)
 		return d / x
 	}
-	lo := at(a.lo, m.rate.lo, true)
-	hi := at(a.hi, m.rate.hi, false)
-	mid := math.Sqrt(at(a.mid, m.rate.mid, true) * at(a.mid, m.rate.mid, false))
+	lo := at(a.lo, m.rate1.lo, m.rate.lo, true)
+	hi := at(a.hi, m.rate1.hi, m.rate.hi, false)
+	mid := math.Sqrt(at(a.mid, m.rate1.mid, m.rate.mid, true) * at(a.mid, m.rate1.mid, m.rate.mid, false))
 	return band{math.Min(lo, mid), mid, math.Max(hi, mid)}
 }
 

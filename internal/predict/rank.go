@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/ioshape/ioshape/internal/drive"
 )
@@ -47,6 +48,10 @@ func (b *Builder) PredictRange(from *drive.Spec, to Bounds, recordedNs int64, ph
 		}
 	}
 	res.Source = SourceOf(to.Mid)
+	res.figures = map[string]float64{}
+	for _, name := range trackedTests {
+		res.figures[name] = round(to.Mid.Figure(name))
+	}
 	return res, nil
 }
 
@@ -85,8 +90,8 @@ func Rank(rs []*Result) (*Ranking, error) {
 			// headline is lower.
 			if ds[i].PredictedS < ds[j].PredictedS*0.995 && ds[i].HeadlineMBs < ds[j].HeadlineMBs {
 				out.HeadlineOrderDiffers = true
-				out.Note = fmt.Sprintf("The drive with the lower headline finishes this work first: %s (%.0f MB/s) in %s, %s (%.0f MB/s) in %s — the work tracks %s, not the headline's SEQ1M Q8T1.",
-					ds[i].Drive, ds[i].HeadlineMBs, secsText(ds[i].PredictedS), ds[j].Drive, ds[j].HeadlineMBs, secsText(ds[j].PredictedS), tracksOf(ds[i]))
+				out.Note = fmt.Sprintf("The drive with the lower headline finishes this work first: %s (%.0f MB/s) in %s, %s (%.0f MB/s) in %s — %s.",
+					ds[i].Drive, ds[i].HeadlineMBs, secsText(ds[i].PredictedS), ds[j].Drive, ds[j].HeadlineMBs, secsText(ds[j].PredictedS), why(ds[i], ds[j]))
 				return out, nil
 			}
 		}
@@ -94,11 +99,31 @@ func Rank(rs []*Result) (*Ranking, error) {
 	return out, nil
 }
 
-func tracksOf(r *Result) string {
-	if r.Tracks == "" {
-		return "its own mix of requests"
+// why says what decides the order where the headline does not: the
+// number the work tracks on the faster drive, or — where that is the
+// headline's own test — the rest of its requests.
+func why(fast, slow *Result) string {
+	if fast.Tracks == "" || strings.HasPrefix(fast.Tracks, headlineTest) {
+		return "the headline's SEQ1M Q8T1 does not decide it: the work's other requests do"
 	}
-	return r.Tracks
+	return fmt.Sprintf("the work tracks %s there (%.1f MB/s against %.1f MB/s), not the headline's SEQ1M Q8T1", fast.Tracks, fast.TracksMBs, slowFigure(slow, fast.Tracks))
+}
+
+// trackedTests are the tests a prediction may say the work tracks
+// (engine.countTest).
+var trackedTests = []string{"SEQ1M Q8T1 read", "SEQ1M Q1T1 read", "RND4K Q32T1 read", "RND4K Q1T1 read",
+	"SEQ1M Q8T1 write", "SEQ1M Q1T1 write", "RND4K Q32T1 write", "RND4K Q1T1 write"}
+
+// headlineTest is the test a drive's headline is.
+const headlineTest = "SEQ1M Q8T1 read"
+
+// slowFigure is the slower drive's figure for a test: its own tracked
+// one's if it tracks the same, else unknown (NaN shows as such).
+func slowFigure(slow *Result, test string) float64 {
+	if slow.Tracks == test {
+		return slow.TracksMBs
+	}
+	return slow.figures[test]
 }
 
 func secsText(s float64) string {

@@ -2,6 +2,7 @@ package published
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,8 +88,15 @@ func TestPublishedSamples(t *testing.T) {
 					t.Errorf("%s has no line", f.Name())
 				}
 			}
-			if _, err := drive.Build(c.file, *p); err != nil {
-				t.Errorf("no profile: %v", err)
+			d, err := drive.Build(c.file, *p)
+			if err != nil {
+				t.Fatalf("no profile: %v", err)
+			}
+			// The profile answers each figure it was built from.
+			for _, f := range p.Tests {
+				if got := d.MBs(f.Op, f.Access, f.SizeBytes, float64(f.InFlight())); math.Abs(got/f.MBs-1) > 0.01 {
+					t.Errorf("%s: the profile says %.3f MB/s, the figure %.3f", f.Name(), got, f.MBs)
+				}
 			}
 		})
 	}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ioshape/ioshape/internal/drive"
+	"github.com/ioshape/ioshape/internal/predict"
+	"github.com/ioshape/ioshape/internal/testutil"
+)
+
+func publishedSample(t *testing.T, name string) string {
+	return testutil.Repo(t, "testdata", "published", name)
+}
+
+// Published results become profiles in the store with their provenance,
+// which 'drives' shows; ioshape's own profile is kept as it is.
+func TestDrivesImport(t *testing.T) {
+	store := t.TempDir()
+	r := ioshape(t, nil, "--store", store, "drives", "import", publishedSample(t, "cdm8-usb-hdd.txt"), "--label", "wd-usb")
+	if r.code != 0 || !strings.Contains(r.stdout, `drive "wd-usb": CrystalDiskMark 8.0.4 Shizuku Edition, Default profile, 1 GiB test, 2022/07/24 14:51:14`) ||
+		!strings.Contains(r.stdout, "a disk: its 4 KiB random reads take") {
+		t.Fatalf("import: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// No --label: the drive the results name (CrystalDiskMark's comment).
+	r = ioshape(t, nil, "--store", store, "drives", "import", "--json", publishedSample(t, "cdm8-usb-sata-ssd.txt"))
+	var p drive.Spec
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || p.Name != "Great-Wall-GW560-128GB" || p.Provenance == nil || len(p.Provenance.Tests) != 8 || !p.Coarse {
+		t.Fatalf("import --json: %v %+v %s", err, p, r.stderr)
+	}
+	r = ioshape(t, nil, "--store", store, "drives", "import", "--blackmagic", "1010,940", "--label", "t7")
+	if r.code != 0 || !strings.Contains(r.stdout, "Blackmagic Disk Speed Test") {
+		t.Fatalf("--blackmagic: %s %s", r.stdout, r.stderr)
+	}
+	r = ioshape(t, nil, "--store", store, "drives")
+	for _, want := range []string{"wd-usb", "Great-Wall-GW560-128GB", "t7", "CrystalDiskMark 8.0.4 Shizuku Edition, Default profile, 1 GiB test", "Blackmagic Disk Speed Test"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("drives lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// A malformed file is one line naming the line, and the store is unchanged.
+func TestDrivesImportMalformed(t *testing.T) {
+	store := t.TempDir()
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.txt", "CrystalDiskMark 8.0.4\n[Read]\n  SEQ    1MiB (Q=  8, T= 1):   fast\n")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{bad}, "bad.txt: line 3: SEQ    1MiB (Q=  8, T= 1): expected a figure after the colon"},
+		{[]string{writeFile(t, dir, "prose.txt", "hello\n")}, "not benchmark results this reads"},
+		{[]string{"--blackmagic", "1010", "--label", "x"}, "--blackmagic takes two numbers"},
+		{[]string{"--blackmagic", "1010,900"}, "name the drive: --label NAME"},
+		{[]string{}, "give a results file, or --blackmagic"},
+		{[]string{filepath.Join(dir, "missing.txt")}, "no such file"},
+	}
+	for _, c := range cases {
+		r := ioshape(t, nil, append([]string{"--store", store, "drives", "import"}, c.args...)...)
+		if line := singleLine(t, r.stderr); r.code == 0 || !strings.Contains(line, c.want) {
+			t.Errorf("%v: code %d, %q; want %q", c.args, r.code, line, c.want)
+		}
+	}
+	if des, _ := os.ReadDir(filepath.Join(store, "drives")); len(des) != 0 {
+		t.Errorf("the store changed: %v", des)
+	}
+}
+
+// predict on several drives: one ranked table, each with its range, the
+// tracked number's figure and where its numbers came from; JSON likewise.
+func TestPredictSeveralDrives(t *testing.T) {
+	trace := testutil.Repo(t, "testdata", "traces", "fio-rnd4k.iotrace")
+	store := t.TempDir()
+	for _, f := range []string{"cdm8-usb-hdd.txt", "cdm8-usb-sata-ssd.txt"} {
+		if r := ioshape(t, nil, "--store", store, "drives", "import", publishedSample(t, f), "--label", strings.TrimSuffix(f, ".txt")); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	args := []string{"--store", store, "predict", trace, "--drive", "cdm8-usb-hdd", "--drive", "cdm8-usb-sata-ssd", "--drive", publishedSample(t, "cdm8-nvme-mix-quoted.md")}
+	r := ioshape(t, nil, append(args, "--json")...)
+	var rk predict.Ranking
+	if err := json.Unmarshal([]byte(r.stdout), &rk); err != nil || len(rk.Drives) != 3 {
+		t.Fatalf("%v: %s %s", err, r.stdout, r.stderr)
+	}
+	for i, d := range rk.Drives {
+		if !(d.PredictedLowS <= d.PredictedS && d.PredictedS <= d.PredictedHighS && d.PredictedLowS < d.PredictedHighS) {
+			t.Errorf("%s: %v not within [%v, %v]", d.Drive, d.PredictedS, d.PredictedLowS, d.PredictedHighS)
+		}
+		if i > 0 && d.PredictedS < rk.Drives[i-1].PredictedS {
+			t.Errorf("not fastest first: %s after %s", d.Drive, rk.Drives[i-1].Drive)
+		}
+		if d.Tracks == "" || !(d.TracksMBs > 0) || !(d.HeadlineMBs > 0) || !strings.HasPrefix(d.Source, "CrystalDiskMark 8.0.4") {
+			t.Errorf("%s: tracks %q %v, headline %v, source %q", d.Drive, d.Tracks, d.TracksMBs, d.HeadlineMBs, d.Source)
+		}
+	}
+	// 4 KiB random reads one at a time: the NVMe drive first, the disk last.
+	if rk.Drives[0].Drive != "cdm8-nvme-mix-quoted" || rk.Drives[2].Drive != "cdm8-usb-hdd" {
+		t.Errorf("order %s, %s, %s", rk.Drives[0].Drive, rk.Drives[1].Drive, rk.Drives[2].Drive)
+	}
+	r = ioshape(t, nil, args...)
+	for _, want := range []string{"on 3 drives, fastest first", "DRIVE", "RANGE", "TRACKS", "RND4K Q1T1 read, 0.6 MB/s", " – "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("text lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// When the drive with the lower headline finishes first, a sentence says
+// so; the ranking is by predicted time.
+func TestRankSaysWhenTheHeadlineMisleads(t *testing.T) {
+	rk, err := predict.Rank([]*predict.Result{
+		{Drive: "big-number", PredictedS: 9, HeadlineMBs: 1000, Tracks: "RND4K Q1T1 read"},
+		{Drive: "small-number", PredictedS: 4, HeadlineMBs: 500, Tracks: "RND4K Q1T1 read"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rk.Drives[0].Drive != "small-number" || !rk.HeadlineOrderDiffers || !strings.Contains(rk.Note, "The drive with the lower headline finishes this work first: small-number (500 MB/s)") {
+		t.Errorf("%+v", rk)
+	}
+	rk, _ = predict.Rank([]*predict.Result{{Drive: "a", PredictedS: 1, HeadlineMBs: 900}, {Drive: "b", PredictedS: 2, HeadlineMBs: 500}})
+	if rk.HeadlineOrderDiffers || rk.Note != "" {
+		t.Errorf("headline and work agree, yet %+v", rk)
+	}
+}
