@@ -248,8 +248,8 @@ type opModel struct {
 	// request alone does not reach the drive's full rate); else rate.
 	rate1 band
 	a     map[string]band
-	sat  map[string]float64 // NaN: no deep figure
-	deep map[string]int
+	sat   map[string]float64 // NaN: no deep figure
+	deep  map[string]int
 	// randUs is a 4 KiB random request's latency one at a time (0: no
 	// random figure).
 	randUs float64
