@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/drive"
+	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/testutil"
 )
@@ -125,5 +126,24 @@ func TestRankSaysWhenTheHeadlineMisleads(t *testing.T) {
 	rk, _ = predict.Rank([]*predict.Result{{Drive: "a", PredictedS: 1, HeadlineMBs: 900}, {Drive: "b", PredictedS: 2, HeadlineMBs: 500}})
 	if rk.HeadlineOrderDiffers || rk.Note != "" {
 		t.Errorf("headline and work agree, yet %+v", rk)
+	}
+}
+
+// --on a directory finds the device through the trace's own mounts: the
+// longest mount point above it, as the recording machine had them.
+func TestOnAMountOfTheTrace(t *testing.T) {
+	devs := []event.Device{{Major: 254, Minor: 1, Name: "vda1", Mount: "/"}, {Major: 7, Minor: 1, Name: "loop1", Mount: "/var/tmp/ioshape-validation/hdd"}}
+	for path, want := range map[string]event.Dev{
+		"/var/tmp/ioshape-validation/hdd/chromium": {Major: 7, Minor: 1},
+		"/var/tmp/ioshape-validation/hdd":          {Major: 7, Minor: 1},
+		"/var/tmp/ioshape-validation/hddx":         {Major: 254, Minor: 1},
+		"/home":                                    {Major: 254, Minor: 1},
+	} {
+		if got, ok := mountedAt(devs, path); !ok || got != want {
+			t.Errorf("%s: %v %v, want %v", path, got, ok, want)
+		}
+	}
+	if _, ok := mountedAt(devs, "relative/dir"); ok {
+		t.Error("a relative path matched a mount")
 	}
 }

@@ -36,6 +36,12 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 				return withDisk(dev), nil
 			}
 		}
+		// A directory under a mount the trace knows: as the recording's
+		// machine had it (a device's number may differ here, or the drive
+		// be gone).
+		if dev, ok := mountedAt(meta.Footer.Devices, a); ok {
+			return withDisk(dev), nil
+		}
 	}
 	if maj, min, ok := strings.Cut(a, ":"); ok {
 		M, err1 := strconv.ParseUint(maj, 10, 32)
@@ -74,4 +80,24 @@ func withDisk(d event.Dev) []event.Dev {
 		out = append(out, event.Dev{Major: uint32(M), Minor: uint32(m)})
 	}
 	return out
+}
+
+// mountedAt is the device whose mount in the trace holds path: the
+// longest mount point that is path or a directory above it.
+func mountedAt(devs []event.Device, path string) (event.Dev, bool) {
+	if !filepath.IsAbs(path) {
+		return event.Dev{}, false
+	}
+	path = filepath.Clean(path)
+	var best event.Device
+	for _, d := range devs {
+		m := d.Mount
+		if m == "" || len(m) <= len(best.Mount) {
+			continue
+		}
+		if path == m || strings.HasPrefix(path, strings.TrimSuffix(m, "/")+"/") {
+			best = d
+		}
+	}
+	return event.Dev{Major: best.Major, Minor: best.Minor}, best.Mount != ""
 }
