@@ -147,3 +147,33 @@ func TestOnAMountOfTheTrace(t *testing.T) {
 		t.Error("a relative path matched a mount")
 	}
 }
+
+// report and compare with several --predict-on show the drives ranked:
+// the HTML's table and chart, the JSON's drives, compare's text per trace.
+func TestReportAndCompareRankDrives(t *testing.T) {
+	trace := testutil.Repo(t, "testdata", "traces", "fio-rnd4k.iotrace")
+	store := t.TempDir()
+	hdd, ssd := publishedSample(t, "cdm8-usb-hdd.txt"), publishedSample(t, "cdm8-usb-sata-ssd.txt")
+	html := filepath.Join(t.TempDir(), "r.html")
+	if r := ioshape(t, nil, "--store", store, "report", "-o", html, "--predict-on", hdd, "--predict-on", ssd, trace); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	page, _ := os.ReadFile(html)
+	for _, want := range []string{"Which drive finishes it first", `class="drives"`, "Great Wall GW560 128GB", "headline's promise", `id="drives"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	r := ioshape(t, nil, "--store", store, "report", "--json", "--predict-on", hdd, "--predict-on", ssd, trace)
+	var a struct {
+		Prediction *predict.Result  `json:"prediction"`
+		Drives     *predict.Ranking `json:"drives"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil || a.Drives == nil || len(a.Drives.Drives) != 2 || a.Prediction.Drive != "cdm8-usb-hdd" {
+		t.Fatalf("report --json: %v %+v", err, a)
+	}
+	r = ioshape(t, nil, "--store", store, "compare", "--predict-on", hdd, "--predict-on", ssd, trace, trace)
+	if r.code != 0 || strings.Count(r.stdout, "on 2 drives, fastest first") != 2 || !strings.Contains(r.stdout, "NUMBERS FROM") {
+		t.Errorf("compare: %s %s", r.stdout, r.stderr)
+	}
+}
