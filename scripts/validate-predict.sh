@@ -25,6 +25,10 @@
 #   measured is the median of N runs, predicted the median of the N
 #   recordings' predictions — single runs on this VM vary by up to 2×
 #   DRIVES="vda hdd" and WORKLOADS="cp scrub" narrow the run to those
+#   PREDICT_STORE=DIR predicts again on a store a run kept (KEEP_STORE=1):
+#   no drives, benches or recordings — its profiles (the CrystalDiskMark
+#   texts imported anew) and traces, against the times it measured; a
+#   minute or two, to see what a change to the model does
 #
 # Run as root on Linux, with fio (and ffmpeg and Chromium for the scrubbing
 # and program-start workloads). A drive that cannot be set up fails the run.
@@ -37,8 +41,9 @@ done
 go build -o bin/ioshape ./cmd/ioshape
 ioshape=$PWD/bin/ioshape
 
-store=$(mktemp -d)
+store=${PREDICT_STORE:-$(mktemp -d)}
 cleanup() {
+  [ -n "${PREDICT_STORE:-}" ] && return
   bash scripts/validation-drives.sh down
   if [ -n "${KEEP_STORE:-}" ]; then echo "store kept: $store" >&2; else rm -rf "$store"; fi
 }
@@ -54,11 +59,18 @@ if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=
 [ -n "${DRIVES:-}" ] && read -r -a drives <<< "$DRIVES"
 [ -n "${WORKLOADS:-}" ] && read -r -a workloads <<< "$WORKLOADS"
 
-declare -A dirs cgroups
+declare -A dirs cgroups measured
+if [ -n "${PREDICT_STORE:-}" ]; then
+  [ -f "$store/measured.tsv" ] || { echo "$store: no measured.tsv (a store a run kept with KEEP_STORE=1)" >&2; exit 1; }
+  while read -r name dir; do dirs[$name]=$dir; done < "$store/dirs.tsv"
+  while read -r key value; do measured[$key]=$value; done < "$store/measured.tsv"
+  for d in "${drives[@]}"; do "$ioshape" --store "$store" drives import --label "cdm-$d" "$store/cdm-$d.txt" >/dev/null; done
+else
 up=$(bash scripts/validation-drives.sh up "${drives[@]}") || exit 1
 while read -r name dir cgroup; do
   dirs[$name]=$dir
   cgroups[$name]=${cgroup:-}
+  echo "$name $dir" >> "$store/dirs.tsv"
 done <<< "$up"
 
 run_on() { # drive, command...: the command on that drive (inside its cgroup)
@@ -170,13 +182,6 @@ cold_flag() { # workload, dir
   fi
 }
 
-# on_flag: the devices whose I/O a workload's prediction moves: a program
-# started from the drive reads the system's libraries elsewhere.
-on_flag() { # workload, drive
-  if [ "$1" = big-start ]; then echo "--on ${dirs[$2]}"; fi
-}
-
-declare -A measured
 median() { python3 -c 'import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))' "$@"; }
 for d in "${drives[@]}"; do
   echo "record on $d" >&2
@@ -197,8 +202,17 @@ for d in "${drives[@]}"; do
       [ -n "${runs[-1]}" ] || { echo "recording $w on $d failed" >&2; exit 1; }
     done
     measured[$w-$d]=$(median "${runs[@]}")
+    echo "$w-$d ${measured[$w-$d]}" >> "$store/measured.tsv"
   done
 done
+fi
+
+# on_flag: the devices whose I/O a prediction moves: the drive the
+# workload's files are on (what the harness moves between drives); the
+# programs and the system's libraries stay on the VM disk.
+on_flag() { # workload, drive
+  echo "--on ${dirs[$2]}"
+}
 
 # --- predictions against measurements --------------------------------------
 echo "| workload | from | to | predicted | measured | error | headline | headline error |"

@@ -307,8 +307,9 @@ func (p *Spec) Positional() bool {
 	return lo > 0 && hi >= positional*lo && hi-lo >= positionalUs
 }
 
-// ReadAheadBytes is how far ahead of a read a disk keeps reading into its
-// cache: a read landing within it is served from the cache. 2 MiB, a
+// ReadAheadBytes is how far past a read a disk keeps reading into its
+// cache: a read landing within it, with no request between, is served
+// from the cache. 2 MiB, a
 // segment of the 32–256 MiB caches portable disks carry; the drives'
 // makers do not publish it.
 const ReadAheadBytes = 2 << 20

@@ -37,12 +37,12 @@ type engine struct {
 	reqSeq                   int64 // seq of reqs[reqHead]
 	maxLat                   int64
 	ends                     inFlight // requests in flight, at the latest released arrival
-	recent                   map[event.Dev][]int64
+	recent                   map[event.Dev]*devRecent
 	undecided                []int64 // seqs of possible page faults, in arrival order
 	pending                  []item  // released calls and waits, in arrival order
 	pendingHead              int
 	directEnds               inFlight
-	directRecent             map[event.Dev][]int64
+	directRecent             map[event.Dev]*devRecent
 	lastEnd                  map[uint32]int64 // each process's latest end of a matched item
 	finished                 itemHeap         // matched items and faults, by arrival
 	set                      []*request
@@ -62,7 +62,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	e := &engine{b: b, from: from, to: to, noCalls: noCalls,
 		latFrom: b.latenciesOf(from), latTo: b.latenciesOf(to),
 		latFlushFrom: b.latenciesOf(cmp.Or(unthrottled[0], from)), latFlushTo: b.latenciesOf(cmp.Or(unthrottled[1], to)),
-		recent: map[event.Dev][]int64{}, directRecent: map[event.Dev][]int64{}, lastEnd: map[uint32]int64{},
+		recent: map[event.Dev]*devRecent{}, directRecent: map[event.Dev]*devRecent{}, lastEnd: map[uint32]int64{},
 		byTest: map[string]float64{}}
 	e.moving = b.moving
 	e.accum.init()
@@ -248,7 +248,7 @@ func (e *engine) serve(arrived []blockIO) {
 	}
 	for i := range group {
 		r := &group[i]
-		access, distance, ahead := accessOf(e.recent, r.dev, r.offset, r.size)
+		access, distance, ahead := accessOf(e.recent, r.dev, r.offset, r.size, r.write)
 		r.depth, r.distance, r.ahead = e.ends.len(), distance, ahead
 		recorded := float64(r.end-r.start) / 1e3
 		lf, lt := e.latFrom, e.latTo
@@ -387,7 +387,7 @@ func (e *engine) matchItem(it *item) {
 		// Its own shape, at the direct calls in flight when it came.
 		e.directEnds.completeUpTo(it.start)
 		e.directEnds.add(it.end)
-		access, distance, ahead := accessOf(e.directRecent, it.dev, it.offset, it.size)
+		access, distance, ahead := accessOf(e.directRecent, it.dev, it.offset, it.size, it.writes)
 		if it.end <= it.start {
 			return
 		}

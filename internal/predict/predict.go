@@ -170,7 +170,7 @@ type request struct {
 	blockIO
 	depth    int     // requests in flight when it arrived, itself included
 	distance int64   // bytes from where the device's last request ended (−1: unknown)
-	ahead    bool    // a short way past where a recent request ended: in a disk's read-ahead
+	ahead    bool    // a short way past where the device's last read ended: in a disk's read-ahead
 	fromUs   float64 // latency on the recording drive (its profile, or as recorded)
 	toUs     float64 // on the drive predicted for
 	// The latencies are already the request's share of the wall time (a
@@ -822,28 +822,41 @@ const wakeSlack = 50_000 // ns
 // accessOf says whether an I/O continues one of the last 8 on its device
 // (sequential) or not, and how far it starts from where the last one
 // ended (−1: no last one, or no offset), and remembers where it ends.
-func accessOf(recent map[event.Dev][]int64, dev event.Dev, offset, size int64) (access string, distance int64, ahead bool) {
+func accessOf(recent map[event.Dev]*devRecent, dev event.Dev, offset, size int64, write bool) (access string, distance int64, ahead bool) {
 	access, distance = "rand", -1
-	for _, e := range recent[dev] {
+	r := recent[dev]
+	if r == nil {
+		r = &devRecent{}
+		recent[dev] = r
+	}
+	for _, e := range r.ends {
 		if e == offset {
 			access = "seq"
 		}
-		if offset > e && offset-e <= drive.ReadAheadBytes {
-			ahead = true
-		}
 	}
-	if rs := recent[dev]; len(rs) > 0 && offset >= 0 {
-		distance = offset - rs[len(rs)-1]
+	if n := len(r.ends); n > 0 && offset >= 0 {
+		last := r.ends[n-1]
+		distance = offset - last
+		// A disk's cache holds what follows the last read (a write
+		// since spoils it).
+		ahead = r.lastRead && !write && distance > 0 && distance <= drive.ReadAheadBytes
 		if distance < 0 {
 			distance = -distance
 		}
 	}
-	rs := append(recent[dev], offset+size)
-	if len(rs) > 8 {
-		rs = rs[1:]
+	r.ends = append(r.ends, offset+size)
+	if len(r.ends) > 8 {
+		r.ends = r.ends[1:]
 	}
-	recent[dev] = rs
+	r.lastRead = !write
 	return access, distance, ahead
+}
+
+// devRecent is where a device's last requests ended (the newest last),
+// and whether the last was a read.
+type devRecent struct {
+	ends     []int64
+	lastRead bool
 }
 
 func secs(ns int64) float64   { return float64(ns) / 1e9 }
