@@ -26,7 +26,8 @@ func (b Bounds) Specs() []*drive.Spec { return []*drive.Spec{b.Mid, b.Low, b.Hig
 
 // PredictRange predicts on a drive and its range: the prediction at each
 // end of what its profile leaves open, the least and the most of the
-// three taken as the range.
+// three taken as the range, and never narrower than the model's median
+// error either way.
 func (b *Builder) PredictRange(from *drive.Spec, to Bounds, recordedNs int64, phases []Boundary) (*Result, error) {
 	res, err := b.Predict(from, to.Mid, recordedNs, phases)
 	if err != nil {
@@ -40,7 +41,11 @@ func (b *Builder) PredictRange(from *drive.Spec, to Bounds, recordedNs int64, ph
 		}
 		lo, hi = math.Min(lo, r.PredictedS), math.Max(hi, r.PredictedS)
 	}
-	res.PredictedLowS, res.PredictedHighS = lo, hi
+	// The model's own error is known too: at least its median error on
+	// the validation drives either way (drive.BenchUncertainty).
+	u := drive.BenchUncertainty
+	res.PredictedLowS = round(math.Min(lo, res.PredictedS/(1+u)))
+	res.PredictedHighS = round(math.Max(hi, res.PredictedS*(1+u)))
 	res.HeadlineMBs = round(to.Mid.Headline("read"))
 	if res.Tracks != "" {
 		if v := to.Mid.Figure(res.Tracks); !math.IsNaN(v) {
