@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ioshape/ioshape/internal/drive"
+	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/published"
 	"github.com/ioshape/ioshape/internal/units"
 )
@@ -158,7 +159,7 @@ func blackmagicProfile(name string, v []float64) (*drive.Spec, error) {
 
 func writeImported(g *globals, p *drive.Spec, path string) {
 	w := g.stdout
-	fmt.Fprintf(w, "drive %q: %s\n", p.Name, p.Provenance)
+	fmt.Fprintf(w, "drive %q: %s\n", p.Name, predict.SourceOf(p))
 	if p.Provenance != nil {
 		var names []string
 		for _, t := range p.Provenance.Tests {

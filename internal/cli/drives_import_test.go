@@ -36,8 +36,15 @@ func TestDrivesImport(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "Blackmagic Disk Speed Test") {
 		t.Fatalf("--blackmagic: %s %s", r.stdout, r.stderr)
 	}
+	// ioshape's own profile is kept as it is, under the label given.
+	bench := drive.Spec{Name: "measured", Tool: "fio-3.33", Points: []drive.Point{{Op: "read", Access: "rand", SizeBytes: 4096, Depth: 1, Jobs: 1, IOPS: 10000, MBs: 41, LatUs: 100}}}
+	b, _ := json.Marshal(bench)
+	r = ioshape(t, nil, "--store", store, "drives", "import", writeFile(t, t.TempDir(), "bench.json", string(b)), "--label", "mine")
+	if r.code != 0 || !strings.Contains(r.stdout, `drive "mine": bench (fio-3.33)`) {
+		t.Fatalf("import of a bench profile: %s %s", r.stdout, r.stderr)
+	}
 	r = ioshape(t, nil, "--store", store, "drives")
-	for _, want := range []string{"wd-usb", "Great-Wall-GW560-128GB", "t7", "CrystalDiskMark 8.0.4 Shizuku Edition, Default profile, 1 GiB test", "Blackmagic Disk Speed Test"} {
+	for _, want := range []string{"wd-usb", "Great-Wall-GW560-128GB", "t7", "CrystalDiskMark 8.0.4 Shizuku Edition, Default profile, 1 GiB test", "Blackmagic Disk Speed Test", "mine", "bench (fio-3.33)"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("drives lacks %q:\n%s", want, r.stdout)
 		}
