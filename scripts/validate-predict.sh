@@ -207,24 +207,23 @@ for d in "${drives[@]}"; do
 done
 fi
 
-# on_flag: the devices whose I/O a prediction moves: the drive the
-# workload's files are on (what the harness moves between drives); the
-# programs and the system's libraries stay on the VM disk.
-on_flag() { # workload, drive
-  echo "--on ${dirs[$2]}"
-}
-
 # --- predictions against measurements --------------------------------------
+# predictions: each recording's prediction, as JSON. The I/O that moves is
+# the drive the workload's files are on (what the harness moves between
+# drives): the programs and the system's libraries stay on the VM disk.
+predictions() { # workload, recorded on, predict's flags…
+  local w=$1 from=$2; shift 2
+  for k in $(seq "$repeat"); do
+    "$ioshape" --store "$store" predict --json "$@" --on "${dirs[$from]}" "$w-$from-$k"
+  done
+}
 echo "| workload | from | to | predicted | measured | error | headline | headline error |"
 echo "|---|---|---|---|---|---|---|---|"
 errors=$(mktemp)
 for w in "${workloads[@]}"; do
   for from in "${drives[@]}"; do
     for to in "${drives[@]}"; do
-      for k in $(seq "$repeat"); do
-        # shellcheck disable=SC2046
-        "$ioshape" --store "$store" predict --json --drive "$to" $(on_flag "$w" "$from") "$w-$from-$k"
-      done |
+      predictions "$w" "$from" --drive "$to" |
         python3 -c '
 import json, statistics, sys
 dec, text, rs = json.JSONDecoder(), sys.stdin.read(), []
@@ -267,10 +266,7 @@ cases=$(mktemp)
 for w in "${workloads[@]}"; do
   for from in "${drives[@]}"; do
     for to in "${drives[@]}"; do
-      for k in $(seq "$repeat"); do
-        # shellcheck disable=SC2046
-        "$ioshape" --store "$store" predict --json --drive "cdm-$to" --from "cdm-$from" $(on_flag "$w" "$from") "$w-$from-$k"
-      done |
+      predictions "$w" "$from" --drive "cdm-$to" --from "cdm-$from" |
         python3 -c '
 import collections, json, statistics, sys
 dec, text, rs = json.JSONDecoder(), sys.stdin.read(), []

@@ -68,20 +68,17 @@ func runDrivesImport(g *globals, o *drivesImportOptions, args []string) error {
 	if len(o.blackmagic) > 0 && (len(o.admRead) > 0 || len(o.admWrite) > 0) {
 		return usageError{errors.New("give --blackmagic or --adm-read/--adm-write, not both")}
 	}
+	if numbers && o.label == "" {
+		return usageError{errors.New("name the drive: --label NAME")}
+	}
 	var (
 		p   *drive.Spec
 		err error
 	)
 	switch {
 	case len(o.blackmagic) > 0:
-		if o.label == "" {
-			return usageError{errors.New("name the drive: --label NAME")}
-		}
 		p, err = blackmagicProfile(o.label, o.blackmagic)
 	case numbers:
-		if o.label == "" {
-			return usageError{errors.New("name the drive: --label NAME")}
-		}
 		p, err = drive.Coarse(o.label, o.admRead, o.admWrite)
 	default:
 		p, err = importResults(args[0], o.label)

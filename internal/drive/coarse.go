@@ -480,14 +480,15 @@ func (p *Spec) Bound(side int) *Spec {
 // predict names them ("SEQ1M Q8T1 read", "RND4K Q1T1 write"); NaN for
 // another name.
 func (p *Spec) Figure(name string) float64 {
-	var kind, op string
-	var size, q, t int
-	if _, err := fmt.Sscanf(strings.Replace(strings.Replace(name, "1M", " 1048576", 1), "4K", " 4096", 1), "%s %d Q%dT%d %s", &kind, &size, &q, &t, &op); err != nil {
+	f := strings.Fields(name)
+	if len(f) != 3 || len(f[0]) < 4 {
 		return math.NaN()
 	}
-	access := "seq"
-	if kind == "RND" {
-		access = "rand"
+	access := map[string]string{"SEQ": "seq", "RND": "rand"}[f[0][:3]]
+	size := map[string]int64{"1M": 1 << 20, "4K": 4 << 10}[f[0][3:]]
+	var q, t int
+	if _, err := fmt.Sscanf(f[1], "Q%dT%d", &q, &t); err != nil || access == "" || size == 0 || q < 1 || t < 1 {
+		return math.NaN()
 	}
-	return p.MBs(op, access, int64(size), float64(q*t))
+	return p.MBs(f[2], access, size, float64(q*t))
 }

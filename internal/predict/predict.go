@@ -101,8 +101,8 @@ type Result struct {
 	// Source is where the drive's profile came from: "bench (fio-3.33)",
 	// or the published results it was built from.
 	Source string `json:"drive_source"`
-	// figures are the drive's figures for the tests work is said to track.
-	figures map[string]float64
+	// profile is the drive's, for its figures.
+	profile *drive.Spec
 }
 
 // ErrNoIO is a trace with nothing to predict.

@@ -53,10 +53,7 @@ func (b *Builder) PredictRange(from *drive.Spec, to Bounds, recordedNs int64, ph
 		}
 	}
 	res.Source = SourceOf(to.Mid)
-	res.figures = map[string]float64{}
-	for _, name := range trackedTests {
-		res.figures[name] = round(to.Mid.Figure(name))
-	}
+	res.profile = to.Mid
 	return res, nil
 }
 
@@ -114,21 +111,15 @@ func why(fast, slow *Result) string {
 	return fmt.Sprintf("the work tracks %s there (%.1f MB/s against %.1f MB/s), not the headline's SEQ1M Q8T1", fast.Tracks, fast.TracksMBs, slowFigure(slow, fast.Tracks))
 }
 
-// trackedTests are the tests a prediction may say the work tracks
-// (engine.countTest).
-var trackedTests = []string{"SEQ1M Q8T1 read", "SEQ1M Q1T1 read", "RND4K Q32T1 read", "RND4K Q1T1 read",
-	"SEQ1M Q8T1 write", "SEQ1M Q1T1 write", "RND4K Q32T1 write", "RND4K Q1T1 write"}
-
 // headlineTest is the test a drive's headline is.
 const headlineTest = "SEQ1M Q8T1 read"
 
-// slowFigure is the slower drive's figure for a test: its own tracked
-// one's if it tracks the same, else unknown (NaN shows as such).
+// slowFigure is the slower drive's figure for a test (NaN where unknown).
 func slowFigure(slow *Result, test string) float64 {
-	if slow.Tracks == test {
-		return slow.TracksMBs
+	if slow.profile == nil {
+		return math.NaN()
 	}
-	return slow.figures[test]
+	return round(slow.profile.Figure(test))
 }
 
 func secsText(s float64) string {

@@ -2,6 +2,7 @@ package published
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/ioshape/ioshape/internal/drive"
@@ -38,7 +39,7 @@ func parseATTO(ls []line) (*drive.Provenance, error) {
 			p.Version = m[1]
 		}
 		if m := attoQueueRe.FindStringSubmatch(t); m != nil {
-			depth, saidDepth = atoi(m[1]), true
+			depth, saidDepth = boundedInt(m[1]), true
 		}
 		if m := attoLengthRe.FindStringSubmatch(t); m != nil {
 			p.TestBytes, _ = sizeBytes(m[1], m[2])
@@ -64,7 +65,7 @@ func parseATTO(ls []line) (*drive.Provenance, error) {
 	if !saidDepth {
 		p.Profile = "queue depth 4 (ATTO's default: the table does not say)"
 	} else {
-		p.Profile = "queue depth " + itoa(depth)
+		p.Profile = "queue depth " + strconv.Itoa(depth)
 	}
 	for _, l := range rows {
 		m := attoRowRe.FindStringSubmatch(l.text)
@@ -98,11 +99,4 @@ func parseATTO(ls []line) (*drive.Provenance, error) {
 		}
 	}
 	return p, nil
-}
-
-func itoa(v int) string {
-	if v < 10 {
-		return string(rune('0' + v))
-	}
-	return itoa(v/10) + string(rune('0'+v%10))
 }

@@ -2,6 +2,7 @@ package published
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/ioshape/ioshape/internal/drive"
@@ -129,10 +130,10 @@ func diskMarkTest(n int, label, figures, section string, oldStyle bool) (drive.T
 		return t, syntaxf(n, "%q names neither reads nor writes, and no [Read] or [Write] section holds it", label)
 	}
 	if m := queueRe.FindStringSubmatch(label); m != nil {
-		t.Depth = atoi(m[1])
+		t.Depth = boundedInt(m[1])
 	}
 	if m := threadRe.FindStringSubmatch(label); m != nil {
-		t.Threads = atoi(m[1])
+		t.Threads = boundedInt(m[1])
 	}
 	switch m := sizeRe.FindStringSubmatch(label); {
 	case m != nil:
@@ -190,13 +191,12 @@ func diskMarkTest(n int, label, figures, section string, oldStyle bool) (drive.T
 	return t, nil
 }
 
-func atoi(s string) int {
-	v := 0
-	for _, c := range s {
-		if v > 1<<20 {
-			return -1
-		}
-		v = v*10 + int(c-'0')
+// boundedInt reads a queue depth or thread count; -1 for one no tool
+// prints (the callers refuse it with the line).
+func boundedInt(s string) int {
+	v, err := strconv.Atoi(s)
+	if err != nil || v > 1<<20 {
+		return -1
 	}
 	return v
 }

@@ -18,12 +18,8 @@ func WriteRanking(w io.Writer, rk *predict.Ranking) error {
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  \tDRIVE\tHEADLINE\tPREDICTED\tRANGE\tTRACKS\tNUMBERS FROM")
 	for i, r := range rk.Drives {
-		tracks := "–"
-		if r.Tracks != "" {
-			tracks = fmt.Sprintf("%s, %s MB/s", r.Tracks, units.Num(r.TracksMBs, 1))
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s MB/s\t%s\t%s – %s\t%s\t%s\n", i+1, r.Drive, units.Num(r.HeadlineMBs, 0), units.Micros(r.PredictedS*1e6),
-			units.Micros(r.PredictedLowS*1e6), units.Micros(r.PredictedHighS*1e6), tracks, r.Source)
+		fmt.Fprintf(tw, "  %d\t%s\t%s MB/s\t%s\t%s\t%s\t%s\n", i+1, r.Drive, units.Num(r.HeadlineMBs, 0), units.Micros(r.PredictedS*1e6),
+			RangeText(r), TracksText(r), r.Source)
 	}
 	tw.Flush()
 	if rk.Note != "" {
@@ -39,4 +35,18 @@ func WriteRanking(w io.Writer, rk *predict.Ranking) error {
 		}
 	}
 	return ew.err
+}
+
+// TracksText is the test a prediction tracks with the drive's figure for
+// it: "RND4K Q1T1 read, 0.6 MB/s" ("–" for none).
+func TracksText(r *predict.Result) string {
+	if r.Tracks == "" {
+		return "–"
+	}
+	return fmt.Sprintf("%s, %s MB/s", r.Tracks, units.Num(r.TracksMBs, 1))
+}
+
+// RangeText is a prediction's range: "1.42 s – 1.87 s".
+func RangeText(r *predict.Result) string {
+	return units.Micros(r.PredictedLowS*1e6) + " – " + units.Micros(r.PredictedHighS*1e6)
 }

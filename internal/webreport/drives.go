@@ -7,6 +7,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/ioshape/ioshape/internal/predict"
+	"github.com/ioshape/ioshape/internal/report"
 	"github.com/ioshape/ioshape/internal/units"
 )
 
@@ -26,13 +27,9 @@ type rankedDriveView struct {
 func drivesOf(rk *predict.Ranking) *drivesView {
 	v := &drivesView{Note: rk.Note}
 	for i, r := range rk.Drives {
-		tracks := "–"
-		if r.Tracks != "" {
-			tracks = fmt.Sprintf("%s, %s MB/s", r.Tracks, units.Num(r.TracksMBs, 1))
-		}
 		v.Rows = append(v.Rows, rankedDriveView{Rank: i + 1, Drive: r.Drive, Headline: units.Num(r.HeadlineMBs, 0) + " MB/s",
-			Predicted: units.Micros(r.PredictedS * 1e6), Range: units.Micros(r.PredictedLowS*1e6) + " – " + units.Micros(r.PredictedHighS*1e6),
-			Promise: units.Micros(r.HeadlineS * 1e6), Tracks: tracks, From: r.Source})
+			Predicted: units.Micros(r.PredictedS * 1e6), Range: report.RangeText(r),
+			Promise: units.Micros(r.HeadlineS * 1e6), Tracks: report.TracksText(r), From: r.Source})
 	}
 	return v
 }
