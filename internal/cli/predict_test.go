@@ -54,7 +54,7 @@ func TestPredictFromTheRecordingDrive(t *testing.T) {
 		return path
 	}
 	here := write("here", []float64{900, 400, 300, 30}, []float64{800, 350, 250, 60})
-	there := write("there", []float64{3000, 1500, 800, 50}, []float64{2500, 1400, 700, 120})
+	there := write("there", []float64{7000, 5000, 3000, 500}, []float64{6000, 4000, 2500, 400})
 	run := func(from, to string) predict.Result {
 		r := ioshape(t, nil, "--store", t.TempDir(), "predict", "--json", "--from", from, "--drive", to, trace)
 		if r.code != 0 {

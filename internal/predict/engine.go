@@ -36,7 +36,7 @@ type engine struct {
 	reqHead                  int
 	reqSeq                   int64 // seq of reqs[reqHead]
 	maxLat                   int64
-	ends                     inFlight // requests in flight, at the latest released arrival
+	ends                     map[event.Dev]*inFlight // each device's requests in flight, at the latest released arrival
 	recent                   map[event.Dev]*devRecent
 	undecided                []int64 // seqs of possible page faults, in arrival order
 	pending                  []item  // released calls and waits, in arrival order
@@ -52,6 +52,10 @@ type engine struct {
 	cacheFrom                float64 // page cache CPU ns per byte read, on each drive
 	cacheTo                  float64
 	cacheKnown               bool
+	// recordedOwn: the recorded block latencies are the recording drive's
+	// own — no cgroup v1 throttle held the bios before the block layer saw
+	// them. sameDrive: the new drive is the recording one.
+	recordedOwn, sameDrive bool
 }
 
 // holdNs is how far behind the newest completion an I/O is released: the
@@ -62,9 +66,11 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	e := &engine{b: b, from: from, to: to, noCalls: noCalls,
 		latFrom: b.latenciesOf(from), latTo: b.latenciesOf(to),
 		latFlushFrom: b.latenciesOf(cmp.Or(unthrottled[0], from)), latFlushTo: b.latenciesOf(cmp.Or(unthrottled[1], to)),
-		recent: map[event.Dev]*devRecent{}, directRecent: map[event.Dev]*devRecent{}, lastEnd: map[uint32]int64{},
+		ends: map[event.Dev]*inFlight{}, recent: map[event.Dev]*devRecent{}, directRecent: map[event.Dev]*devRecent{}, lastEnd: map[uint32]int64{},
 		byTest: map[string]float64{}}
 	e.moving = b.moving
+	e.recordedOwn = unthrottled[0] == nil
+	e.sameDrive = from != nil && (from == to || from.Name != "" && from.Name == to.Name)
 	e.accum.init()
 	if from != nil && from.CacheReadCPU != nil && to.CacheReadCPU != nil {
 		const nsPerUsMiB = 1e3 / (1 << 20) // µs per MiB → ns per byte
@@ -242,14 +248,19 @@ func (e *engine) serve(arrived []blockIO) {
 		e.reqs = append(e.reqs, request{blockIO: r})
 	}
 	group := e.reqs[first:]
-	e.ends.completeUpTo(group[0].start)
 	for i := range group {
-		e.ends.add(group[i].end)
+		ends := e.ends[group[i].dev]
+		if ends == nil {
+			ends = &inFlight{}
+			e.ends[group[i].dev] = ends
+		}
+		ends.completeUpTo(group[0].start)
+		ends.add(group[i].end)
 	}
 	for i := range group {
 		r := &group[i]
 		access, distance, ahead := accessOf(e.recent, r.dev, r.offset, r.size, r.write)
-		r.depth, r.distance, r.ahead = e.ends.len(), distance, ahead
+		r.depth, r.distance, r.ahead = e.ends[r.dev].len(), distance, ahead
 		recorded := float64(r.end-r.start) / 1e3
 		lf, lt := e.latFrom, e.latTo
 		if r.flusher && r.write {
@@ -257,7 +268,17 @@ func (e *engine) serve(arrived []blockIO) {
 		}
 		r.toUs, r.toShared = requestOn(lt, r, access, recorded)
 		r.fromUs = recorded
-		if lf != nil {
+		switch {
+		case lf == nil:
+		case r.depth == 1 && e.recordedOwn:
+			// Alone on its device, it took what the drive takes for it: no
+			// profile knows that better (a disk's profile averages over
+			// distances and rotations; a few per cent of a slow recording
+			// left over would be most of the time on a fast drive).
+			if e.sameDrive {
+				r.toUs, r.toShared = recorded, false
+			}
+		default:
 			r.fromUs, r.fromShared = requestOn(lf, r, access, recorded)
 		}
 		if !e.moves(r.dev) { // stays where it was: its time does not change
@@ -394,7 +415,13 @@ func (e *engine) matchItem(it *item) {
 		r := request{blockIO: blockIO{size: it.size, write: it.writes}, depth: e.directEnds.len(), distance: distance, ahead: ahead}
 		toUs, _ := requestOn(e.latTo, &r, access, math.NaN())
 		fromUs := it.len() / 1e3
-		if e.latFrom != nil {
+		switch {
+		case e.latFrom == nil:
+		case r.depth == 1 && e.recordedOwn: // alone: what the drive took (serve)
+			if e.sameDrive {
+				toUs = fromUs
+			}
+		default:
 			fromUs, _ = requestOn(e.latFrom, &r, access, fromUs)
 		}
 		if !e.moves(it.dev) {

@@ -77,12 +77,20 @@ func TestSerialChain(t *testing.T) {
 	if len(res.Notes) == 0 || res.From != "" {
 		t.Errorf("no note that the recorded latencies stood in: %+v", res)
 	}
-	// With the recording drive's profile, its latency is what comes out.
+	// A request alone on its device took what the drive takes for it: the
+	// recording drive's profile does not replace its recorded latency.
 	res, _ = b.Predict(flat("recorded-on", 80, 1), flat("fast", 19.2, 1), end, nil)
-	near(t, "predicted from a profile", res.PredictedS, 1000*(50+20+19.2)*1e-6)
+	near(t, "predicted from a profile, requests alone", res.PredictedS, 1000*(50+4+19.2)*1e-6)
 	if res.From != "recorded-on" {
 		t.Errorf("from %q", res.From)
 	}
+	// Two chains side by side: each request shares its device, its recorded
+	// latency is partly the other's, and the profile's comes out instead.
+	b = NewBuilder()
+	chain(b, 7, 1000, 0, 100, 96, 50)
+	end = chain(b, 8, 1000, 0, 100, 96, 50)
+	res, _ = b.Predict(flat("recorded-on", 80, 1), flat("fast", 19.2, 1), end, nil)
+	near(t, "predicted from a profile, requests together", res.PredictedS, 1000*(50+20+19.2)*1e-6)
 }
 
 // Predicting for the drive a trace was recorded on gives back its
@@ -209,11 +217,17 @@ func TestWaitsAndHiddenThrottle(t *testing.T) {
 			Offset: (i * 7919 % 1000) << 20, Pid: 77, Flags: event.FlagKernel})
 		at += 1000 * us // 300 µs of computation between faults
 	}
+	b.SetUnthrottled(flat("unthrottled", 195, 1), nil)
 	res, err := b.Predict(flat("throttled", 700, 1), flat("fast", 200, 1), at, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	near(t, "predicted", res.PredictedS, 100*(300+200)*1e-6)
+	// Unthrottled, the request alone took what it says: 195 µs of the
+	// 700 come out, the rest of the sleep stays.
+	b.SetUnthrottled(nil, nil)
+	res, _ = b.Predict(flat("throttled", 700, 1), flat("fast", 200, 1), at, nil)
+	near(t, "predicted, not throttled", res.PredictedS, 100*(300+700-195+200)*1e-6)
 	// Another process's request does not wake this one.
 	c := NewBuilder()
 	c.Add(&event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Start: 0, End: 700 * us, Pid: 9, Tid: 9, Flags: event.FlagBlocked, Blocked: 700 * us})
