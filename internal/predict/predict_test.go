@@ -634,3 +634,82 @@ func TestMoveOnly(t *testing.T) {
 	near(t, "all moved", all.PredictedS, 400*(150-96+960)*1e-6)
 	near(t, "one moved", one.PredictedS, 200*(150-96+960)*1e-6+200*150e-6)
 }
+
+// faults adds n page faults of one process: a readahead request of size
+// at each offset, 100 µs apart, each taking 50 µs.
+func faults(b *Builder, offsets []int64, size int64) int64 {
+	var at int64
+	for _, off := range offsets {
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 50*us, Size: size, Bytes: size, Offset: off,
+			Pid: 6, Tid: 6, Comm: "app", Flags: event.FlagReadahead})
+		at += 100 * us
+	}
+	return at
+}
+
+// A drive whose readahead window is wider reads around a fault what the
+// recording drive fetched in several requests: those within a window
+// already read cost it nothing, the first costs the whole window. A
+// request smaller than the recording drive's window was not cut by it
+// and costs the same either way.
+func TestWiderReadaheadWindow(t *testing.T) {
+	from := flat("narrow", 50, 1)
+	from.ReadaheadKB = 128
+	narrow, wide := flat("to-narrow", 400, 1), flat("to-wide", 400, 1)
+	narrow.ReadaheadKB, wide.ReadaheadKB, wide.MaxRequestKB = 128, 2048, 1024
+	predict := func(to *drive.Spec, offsets []int64, size int64) float64 {
+		b := NewBuilder()
+		end := faults(b, offsets, size)
+		res, err := b.Predict(from, to, end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	var together, apart []int64
+	for i := range int64(16) {
+		together = append(together, (1<<30)+(i*7%16)<<17) // 16 × 128 KiB within 2 MiB, out of order
+		apart = append(apart, i<<30)
+	}
+	const outside = 16 * 50e-6 // between the faults
+	if n, w := predict(narrow, together, 128<<10), predict(wide, together, 128<<10); !(w-outside < (n-outside)/4) {
+		t.Errorf("faults within one wide window: %v s with it, %v s without", w, n)
+	}
+	if n, w := predict(narrow, apart, 128<<10), predict(wide, apart, 128<<10); !(w > n) {
+		t.Errorf("faults far apart: %v s with a wide window, %v s without (each reads a whole window)", w, n)
+	}
+	near(t, "requests smaller than the window", predict(wide, together, 16<<10), predict(narrow, together, 16<<10))
+}
+
+// A stream's requests in flight together, all its own, took what the
+// drive took: the recorded latencies come out, whatever the recording
+// drive's profile says. Beside another process's request, part of the
+// latency is the other's, and the profile's comes out.
+func TestOwnRequestsTogether(t *testing.T) {
+	predict := func(from *drive.Spec, other bool) float64 {
+		b := NewBuilder()
+		var at int64
+		for i := range int64(100) {
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 200*us, Size: 256 << 10, Bytes: 256 << 10,
+				Offset: i << 30, Pid: 3, Tid: 3, Flags: event.FlagBlocked, Blocked: 200 * us})
+			for k := range int64(2) {
+				pid := uint32(3)
+				if other && k == 1 {
+					pid = 4
+				}
+				b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 195*us, Size: 128 << 10, Bytes: 128 << 10,
+					Offset: i<<30 + k<<17, Pid: pid, Tid: pid})
+			}
+			at += 300 * us
+		}
+		res, err := b.Predict(from, flat("new", 100, 1), at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	near(t, "own requests, whatever the profile says", predict(flat("says-400", 400, 1), false), predict(flat("says-50", 50, 1), false))
+	if a, b := predict(flat("says-400", 400, 1), true), predict(flat("says-50", 50, 1), true); a >= b {
+		t.Errorf("beside another's request the profile's time comes out: %v s (400 µs) against %v s (50 µs)", a, b)
+	}
+}
