@@ -639,6 +639,11 @@ func (b *Builder) headline(en *engine, d *drive.Spec) (headlineS float64, tracks
 // takes them unmerged: 10,764 requests of 13 KiB on zram were 213 of 600
 // KiB on the VM disk, for the same tar -x).
 func requestOn(d *latencies, r *request, access string, fallback float64) (us float64, shared bool) {
+	if r.write && access == "seq" && r.distance != 0 && d != nil && d.d.Positional() {
+		// It continues an earlier write, but the head has moved since (a
+		// journal's next block after a file's data): a disk seeks back.
+		access = "rand"
+	}
 	if r.readahead && !r.write && access == "seq" && r.size >= streamMin {
 		if us := d.get(latKey{kind: latStream, size: r.size}); !math.IsNaN(us) {
 			return us, true

@@ -713,3 +713,47 @@ func TestOwnRequestsTogether(t *testing.T) {
 		t.Errorf("beside another's request the profile's time comes out: %v s (400 µs) against %v s (50 µs)", a, b)
 	}
 }
+
+// A journal's writes continue one another, but a file's data lands
+// between them: a disk's head has moved, and each journal write seeks
+// back; a drive whose latency does not depend on position writes them
+// as a sequence.
+func TestHeadMovedBetweenWrites(t *testing.T) {
+	b := NewBuilder()
+	var at int64
+	write := func(off int64) {
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Start: at, End: at + 1000*us, Size: 4096, Bytes: 4096, Offset: off,
+			Pid: 2, Tid: 2, Flags: event.FlagDirect | event.FlagBlocked, Blocked: 1000 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 5*us, End: at + 995*us, Size: 4096, Bytes: 4096, Offset: off,
+			Pid: 2, Tid: 2})
+		at += 1100 * us
+	}
+	for i := range int64(50) {
+		write((i*7919%500 + 1) << 21) // the file's data, scattered
+		write(3<<30 + i*4096)         // the journal's next block
+	}
+	spans := []drive.Span{{Bytes: 1 << 20, LatUs: 2000}, {Bytes: 16 << 20, LatUs: 5000}, {Bytes: 128 << 20, LatUs: 9000}, {Bytes: 4 << 30, LatUs: 12000}}
+	flatDisk := func(name string) *drive.Spec {
+		d := flat(name, 12000, 1)
+		for i := range d.Points {
+			if d.Points[i].Access == "seq" {
+				d.Points[i].LatUs = 100
+			}
+		}
+		return d
+	}
+	disk, flash := flatDisk("disk"), flatDisk("flash")
+	disk.Spans, disk.SpanBytes = spans, 4<<30
+	predict := func(to *drive.Spec) float64 {
+		res, err := b.Predict(flat("recorded-on", 1000, 1), to, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// The journal's 50 writes: a seek each on the disk (over 3 GiB: the
+	// longest span's 12 ms), 100 µs each on the other.
+	if d, f := predict(disk), predict(flash); d-f < 50*0.010 {
+		t.Errorf("journal writes between data writes: %v s on a disk, %v s on flash", d, f)
+	}
+}
