@@ -43,6 +43,8 @@ type Test struct {
 	Buffered bool
 	// Span: within a region of this many bytes (the span measurements).
 	Span int64
+	// Sync: each write followed by fdatasync (the write-and-flush cycle).
+	Sync bool
 }
 
 func (t Test) String() string {
@@ -55,6 +57,9 @@ func (t Test) String() string {
 	}
 	if t.Span > 0 {
 		how += " within " + sizeName(t.Span)
+	}
+	if t.Sync {
+		how += " each with fdatasync"
 	}
 	return fmt.Sprintf("%s %s %s Q%d%s%s", t.Op, t.Access, sizeName(t.Size), t.Depth, jobs, how)
 }
@@ -127,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	spans := spansFor(cfg.Size)
 	total := len(tests) + len(spans)
 	if direct {
-		total++ // the page cache's CPU (the grid ran direct)
+		total += 2 // the write-and-flush cycle and the page cache's CPU (the grid ran direct)
 	}
 	each := cfg.Runtime / time.Duration(len(tests))
 	if each < 200*time.Millisecond {
@@ -175,6 +180,19 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	}
 	p.SpanBytes = cfg.Size
 	if direct {
+		sw, pt, err := measureSyncWrite(ctx, fio, file, cfg.Size)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("fio, %s: %w", syncWriteTest, err)
+		}
+		p.SyncWrite = &sw
+		if cfg.Progress != nil {
+			cfg.Progress(total-1, total, syncWriteTest, pt)
+		}
+	}
+	if direct {
 		cpu, pt, ok, err := measureCacheRead(ctx, fio, file, cfg.Size)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -207,6 +225,53 @@ const spanRuntime = 2 * time.Second
 func spansFor(size int64) []int64 {
 	spans := slices.DeleteFunc(append([]int64(nil), SpanBytes...), func(s int64) bool { return s >= size })
 	return append(spans, size)
+}
+
+// syncWriteTest is the write-and-flush cycle: 4 KiB direct writes one
+// after another, each followed by fdatasync.
+var syncWriteTest = Test{Op: "write", Access: "seq", Size: 4 << 10, Depth: 1, Jobs: 1, Sync: true}
+
+// syncWriteRuntime bounds the cycle's test: a disk without a write cache
+// still turns a couple of hundred times.
+const syncWriteRuntime = 3 * time.Second
+
+// syncWriteRegion is where the cycle writes, over and over.
+const syncWriteRegion = 1 << 20
+
+// measureSyncWrite measures the write-and-flush cycle a journal's commit
+// and an fsync'd file go through: the write after the previous flush (a
+// pause: on a disk without a write cache, most of a turn) and the flush.
+//
+// The cycle overwrites syncWriteRegion written (and synced) just before:
+// a first write into a preallocated extent changes the file's metadata,
+// and its fdatasync would commit the journal, not only flush.
+func measureSyncWrite(ctx context.Context, fio, file string, size int64) (drive.SyncWrite, drive.Point, error) {
+	region := fmt.Sprintf("--size=%d", min(size, syncWriteRegion))
+	prefill := []string{"--name=ioshape-bench", "--filename=" + file, region, "--rw=write", "--bs=1M",
+		"--ioengine=psync", "--direct=1", "--end_fsync=1", "--output-format=json"}
+	if _, err := runFio(ctx, fio, prefill); err != nil {
+		return drive.SyncWrite{}, drive.Point{}, err
+	}
+	args := []string{"--name=ioshape-bench", "--filename=" + file, region, "--rw=write",
+		"--bs=4k", "--ioengine=psync", "--direct=1", "--fdatasync=1",
+		fmt.Sprintf("--runtime=%dms", syncWriteRuntime.Milliseconds()), "--time_based", "--output-format=json"}
+	out, err := runFio(ctx, fio, args)
+	if err != nil {
+		return drive.SyncWrite{}, drive.Point{}, err
+	}
+	r, err := decodeFio(out)
+	if err != nil {
+		return drive.SyncWrite{}, drive.Point{}, err
+	}
+	pt, err := pointOf(r, syncWriteTest)
+	if err != nil {
+		return drive.SyncWrite{}, pt, err
+	}
+	flush := r.Jobs[0].Sync.LatNs.Mean / 1e3
+	if !(flush > 0) {
+		return drive.SyncWrite{}, pt, errors.New("fio reported no fdatasync")
+	}
+	return drive.SyncWrite{WriteUs: pt.LatUs, FlushUs: round(flush)}, pt, nil
 }
 
 // cacheReadTest is the calibration after the grid: a buffered sequential
@@ -405,8 +470,13 @@ func boolInt(b bool) int {
 // fioResult is the part of fio's JSON output a point needs.
 type fioResult struct {
 	Jobs []struct {
-		Read   fioSide `json:"read"`
-		Write  fioSide `json:"write"`
+		Read  fioSide `json:"read"`
+		Write fioSide `json:"write"`
+		Sync  struct {
+			LatNs struct {
+				Mean float64 `json:"mean"`
+			} `json:"lat_ns"`
+		} `json:"sync"`
 		UsrCPU float64 `json:"usr_cpu"` // % of the job's runtime
 		SysCPU float64 `json:"sys_cpu"`
 	} `json:"jobs"`

@@ -23,16 +23,17 @@ func TestBenchMeasuresADrive(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("bench: %s", r.stderr)
 	}
-	for _, want := range []string{"SEQ1M Q8T1", "RND4K Q1T1", `drive profile "vm-disk"`} {
+	for _, want := range []string{"SEQ1M Q8T1", "RND4K Q1T1", "flush ", `drive profile "vm-disk"`} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
 	// The grid's 74 tests, random reads within 1 and 16 MiB and the whole
-	// 64 MiB file, and the page cache's CPU (as root: the cache is dropped
-	// for it).
-	if n := strings.Count(r.stderr, "MB/s"); n != 78 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") || !strings.Contains(r.stderr, "read rand 4K Q1 within 16M") {
-		t.Errorf("%d progress lines, want 78 with the spans and the buffered read:\n%s", n, r.stderr)
+	// 64 MiB file, the write-and-flush cycle and the page cache's CPU (as
+	// root: the cache is dropped for it).
+	if n := strings.Count(r.stderr, "MB/s"); n != 79 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") ||
+		!strings.Contains(r.stderr, "read rand 4K Q1 within 16M") || !strings.Contains(r.stderr, "write seq 4K Q1 each with fdatasync") {
+		t.Errorf("%d progress lines, want 79 with the spans, the write-and-flush cycle and the buffered read:\n%s", n, r.stderr)
 	}
 	ls := ioshape(t, nil, "--store", store, "drives", "--json")
 	var ds []*drive.Spec
@@ -49,6 +50,10 @@ func TestBenchMeasuresADrive(t *testing.T) {
 	// least, and not seconds.
 	if c := d.CacheReadCPU; c == nil || *c <= 0 || *c > 1e5 {
 		t.Errorf("page cache CPU per MiB %v", c)
+	}
+	// A flush and the write after it take some time, and not seconds.
+	if sw := d.SyncWrite; sw == nil || !(sw.WriteUs > 0 && sw.WriteUs < 1e6) || !(sw.FlushUs > 0 && sw.FlushUs < 1e6) {
+		t.Errorf("write-and-flush cycle %+v", sw)
 	}
 	if left := countFiles(t, dir); left != 0 {
 		t.Errorf("%d files left in %s", left, dir)

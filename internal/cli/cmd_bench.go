@@ -29,7 +29,8 @@ func newBenchCommand(g *globals) *cobra.Command {
 sequential and random, 4 KiB to 1 MiB, 1, 4 and 32 requests in flight, and
 CrystalDiskMark's RND4K Q32T16 — direct I/O, one short run each — then random
 reads within 1, 16 and 128 MiB and the whole file (a disk's seek grows with
-the distance), then, as root, the CPU a buffered read from a cold cache costs per MiB there (a slow
+the distance), then 4 KiB writes each followed by fdatasync (the flush an fsync
+waits for, and the write after it), then, as root, the CPU a buffered read from a cold cache costs per MiB there (a slow
 drive makes the page cache's copies dearer; predict uses it). It prints a line
 per test, then the CrystalDiskMark-style summary, and keeps the result in the
 store as a drive profile ('ioshape drives'; 'ioshape predict --drive').`,
@@ -95,6 +96,9 @@ func writeDriveSummary(g *globals, p *drive.Spec) {
 		depth  float64
 	}{{"SEQ1M Q8T1", "seq", 1 << 20, 8}, {"SEQ1M Q1T1", "seq", 1 << 20, 1}, {"RND4K Q32T1", "rand", 4096, 32}, {"RND4K Q1T1", "rand", 4096, 1}} {
 		fmt.Fprintf(g.stdout, "%-12s %12s %12s\n", t.name, units.Num(p.MBs("read", t.access, t.size, t.depth), 1), units.Num(p.MBs("write", t.access, t.size, t.depth), 1))
+	}
+	if sw := p.SyncWrite; sw != nil {
+		fmt.Fprintf(g.stdout, "flush %s; a 4 KiB write right after it %s\n", units.Micros(sw.FlushUs), units.Micros(sw.WriteUs))
 	}
 }
 

@@ -40,6 +40,13 @@ type Spec struct {
 	// throttled or slow drive makes several times a fast one's (the copy
 	// after each wait starts cold). Nil: not measured.
 	CacheReadCPU *float64 `json:"cache_read_cpu_us_per_mib,omitempty"`
+	// SyncWrite is 4 KiB direct writes one after another, each followed
+	// by fdatasync, as a journal commits (nil: not measured). FlushUs is
+	// the fdatasync's latency — the drive's cache flush with nothing left
+	// to write; WriteUs the write's, which comes after a pause where the
+	// last one ended: a disk without a write cache has to wait for the
+	// sector to come round again.
+	SyncWrite *SyncWrite `json:"sync_write,omitempty"`
 	// Synchronous: a bio-based device (zram, brd, pmem) serves each request
 	// on the submitter's CPU, so nothing of its time runs alongside the
 	// reader's computation.
@@ -62,6 +69,12 @@ type Spec struct {
 	// Provenance is where a profile built from published figures came
 	// from (nil: measured by bench).
 	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// SyncWrite is a drive's write-and-flush cycle (Spec.SyncWrite).
+type SyncWrite struct {
+	WriteUs float64 `json:"write_us"`
+	FlushUs float64 `json:"flush_us"`
 }
 
 // Span is the mean latency of random reads within a region of Bytes.

@@ -113,8 +113,9 @@ func (f *front) add(e *event.Event) {
 	w := e.Op == event.Write
 	if e.Layer == event.Block {
 		kernel := e.Flags&event.FlagKernel != 0
+		flush := e.Op == event.Flush
 		r := blockIO{start: e.Start, end: e.End, size: e.Size, offset: e.Offset, pid: e.Pid, tid: e.Tid, dev: e.Dev,
-			write: w, kernel: kernel, flusher: kernel && isFlusher(e.Comm), readahead: e.Flags&event.FlagReadahead != 0}
+			write: w || flush, flush: flush, kernel: kernel, flusher: kernel && isFlusher(e.Comm), readahead: e.Flags&event.FlagReadahead != 0}
 		f.addRequest(&r)
 		return
 	}
@@ -262,11 +263,19 @@ func (e *engine) serve(arrived []blockIO) {
 			e.ends[group[i].dev] = ends
 		}
 		ends.completeUpTo(group[0].start)
+		// After a pause, or right after a flush: a journal's commit block
+		// goes once the flush before it is done, on any drive that takes
+		// flushes (how long the pause was is the recording drive's).
+		group[i].paused = ends.len() == 0 && ends.any && (ends.lastFlush || group[i].start-ends.idleSince >= pauseNs)
 		ends.add(group[i].end, group[i].pid)
+		ends.lastFlush = group[i].flush
 	}
 	for i := range group {
 		r := &group[i]
-		access, distance, ahead := accessOf(e.recent, r.dev, r.offset, r.size, r.write)
+		access, distance, ahead := "", int64(-1), false
+		if !r.flush { // a flush has no place on the device
+			access, distance, ahead = accessOf(e.recent, r.dev, r.offset, r.size, r.write)
+		}
 		ends := e.ends[r.dev]
 		r.depth, r.distance, r.ahead = ends.len(), distance, ahead
 		own := ends.byPid[r.pid] == ends.len() // its process's requests alone on the device
@@ -543,7 +552,7 @@ func (e *engine) cacheReadCPU(it *item) {
 // countTest adds a request's time on the new drive to the nearest of
 // CrystalDiskMark's four tests.
 func (e *engine) countTest(r *request) {
-	if r.kernel {
+	if r.kernel || r.flush {
 		return
 	}
 	name := "RND4K Q1T1"
@@ -664,13 +673,17 @@ func (w *readWindows) add(lo, hi int64) {
 // devFlight counts a device's requests in flight by their completion
 // times, and by process.
 type devFlight struct {
-	ends  order.Heap[uint32]
-	byPid map[uint32]int
+	ends      order.Heap[uint32]
+	byPid     map[uint32]int
+	idleSince int64 // the last completion taken off
+	any       bool
+	lastFlush bool // the last request to arrive was a flush
 }
 
 func (f *devFlight) completeUpTo(t int64) {
 	for f.ends.Len() > 0 && f.ends.MinKey() <= t {
-		_, pid := f.ends.Pop()
+		end, pid := f.ends.Pop()
+		f.idleSince, f.any = end, true
 		if f.byPid[pid]--; f.byPid[pid] == 0 {
 			delete(f.byPid, pid)
 		}

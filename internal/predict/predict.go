@@ -171,6 +171,7 @@ type request struct {
 	depth    int     // requests in flight when it arrived, itself included
 	distance int64   // bytes from where the device's last request ended (−1: unknown)
 	ahead    bool    // a short way past where the device's last read ended: in a disk's read-ahead
+	paused   bool    // it found its device idle for a while (pauseNs)
 	fromUs   float64 // latency on the recording drive (its profile, or as recorded)
 	toUs     float64 // on the drive predicted for
 	// The latencies are already the request's share of the wall time (a
@@ -193,6 +194,7 @@ type blockIO struct {
 	// everyone (not a per-CPU worker dispatching someone's held I/O).
 	flusher   bool
 	readahead bool
+	flush     bool // a cache flush (counted among the writes)
 }
 
 func sharedAmong(shared bool, together float64) float64 {
@@ -355,6 +357,9 @@ func (b *Builder) Add(e *event.Event) {
 		}
 		b.hasItems = true
 	case event.Block:
+		if e.Op == event.Flush {
+			break // an fsync waits for it: it has a drive's time, no bytes
+		}
 		if !e.Op.IsData() {
 			return
 		}
@@ -639,6 +644,12 @@ func (b *Builder) headline(en *engine, d *drive.Spec) (headlineS float64, tracks
 // takes them unmerged: 10,764 requests of 13 KiB on zram were 213 of 600
 // KiB on the VM disk, for the same tar -x).
 func requestOn(d *latencies, r *request, access string, fallback float64) (us float64, shared bool) {
+	if us, ok := syncOn(d, r); ok {
+		return us, false
+	}
+	if r.flush {
+		return fallback, false // a drive whose flush was not measured: as recorded
+	}
 	if r.write && access == "seq" && r.distance != 0 && d != nil && d.d.Positional() {
 		// It continues an earlier write, but the head has moved since (a
 		// journal's next block after a file's data): a disk seeks back.
@@ -665,6 +676,39 @@ func requestOn(d *latencies, r *request, access string, fallback float64) (us fl
 	}
 	return us, false
 }
+
+// syncOn is a flush's time on a drive that measured its write-and-flush
+// cycle, or a write's that found the device idle for a while and starts
+// where its last request ended (a journal's commit block after the
+// journal, an fsync'd file's next block): the cycle's write, and the rest
+// of its size at the drive's sequential rate. ok is false for other
+// requests, or where the cycle was not measured.
+func syncOn(d *latencies, r *request) (us float64, ok bool) {
+	if d == nil || d.d.SyncWrite == nil {
+		return 0, false
+	}
+	sw := d.d.SyncWrite
+	switch {
+	case r.flush:
+		return sw.FlushUs, true
+	case r.write && r.paused && r.distance == 0:
+		rest := 0.0
+		if r.size > syncWriteSize {
+			rest = serviceOr(d, true, "seq", r.size, 1, 0) - serviceOr(d, true, "seq", syncWriteSize, 1, 0)
+		}
+		return sw.WriteUs + max(rest, 0), true
+	}
+	return 0, false
+}
+
+// syncWriteSize is the write of bench's write-and-flush cycle.
+const syncWriteSize = 4 << 10
+
+// pauseNs is how long a device idle before a write makes it a write after
+// a pause: longer than fio's turnaround between one write's completion and
+// the next one's arrival in the sequential tests (tens of µs), shorter than
+// a flush's round trip through a journal.
+const pauseNs = 100_000
 
 // streamMin is the smallest readahead request taken for a stream's:
 // readahead windows start at 128 KiB on Linux (64 KiB after a small first

@@ -757,3 +757,35 @@ func TestHeadMovedBetweenWrites(t *testing.T) {
 		t.Errorf("journal writes between data writes: %v s on a disk, %v s on flash", d, f)
 	}
 }
+
+// An fsync's flush takes the new drive's measured flush, and the commit
+// block written right after it the write of its write-and-flush cycle (a
+// disk without a write cache waits most of a turn); a drive whose cycle
+// was not measured keeps the flush as recorded.
+func TestFlushAndTheWriteAfterIt(t *testing.T) {
+	b := NewBuilder()
+	var at int64
+	for i := range int64(20) {
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallFsync, Start: at, End: at + 500*us, Pid: 2, Tid: 2,
+			Flags: event.FlagBlocked, Blocked: 500 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 10*us, End: at + 200*us, Size: 8192, Bytes: 8192,
+			Offset: 1<<30 + i*8192, Pid: 99, Comm: "jbd2/vdb-8", Flags: event.FlagKernel})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Flush, Start: at + 210*us, End: at + 300*us, Offset: -1, Pid: 98, Comm: "kworker/0:1H",
+			Flags: event.FlagKernel | event.FlagPreflush})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 310*us, End: at + 490*us, Size: 4096, Bytes: 4096,
+			Offset: 1<<30 + i*8192 + 8192, Pid: 98, Comm: "kworker/0:1H", Flags: event.FlagKernel})
+		at += 1000 * us
+	}
+	from := flat("was", 180, 1)
+	plain, cycle := flat("plain", 180, 1), flat("cycle", 180, 1)
+	cycle.SyncWrite = &drive.SyncWrite{WriteUs: 9000, FlushUs: 2000}
+	predict := func(to *drive.Spec) float64 {
+		res, err := b.Predict(from, to, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// Per fsync: the flush 90 → 2000 µs, the commit block 180 → 9000 µs.
+	near(t, "with its cycle measured", predict(cycle)-predict(plain), 20*((2000-90)+(9000-180))*1e-6)
+}
