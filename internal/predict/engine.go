@@ -265,8 +265,11 @@ func (e *engine) serve(arrived []blockIO) {
 		ends.completeUpTo(group[0].start)
 		// After a pause, or right after a flush: a journal's commit block
 		// goes once the flush before it is done, on any drive that takes
-		// flushes (how long the pause was is the recording drive's).
-		group[i].paused = ends.len() == 0 && ends.any && (ends.lastFlush || group[i].start-ends.idleSince >= pauseNs)
+		// flushes (how long the pause was is the recording drive's). A
+		// bio-based device is idle between any two requests, its
+		// submitter computing: no pause there.
+		idle := group[i].start-ends.idleSince >= pauseNs && !e.b.synchronous[group[i].dev]
+		group[i].paused = ends.len() == 0 && ends.any && (ends.lastFlush || idle)
 		ends.add(group[i].end, group[i].pid)
 		ends.lastFlush = group[i].flush
 	}
