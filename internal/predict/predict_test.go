@@ -789,3 +789,34 @@ func TestFlushAndTheWriteAfterIt(t *testing.T) {
 	// Per fsync: the flush 90 → 2000 µs, the commit block 180 → 9000 µs.
 	near(t, "with its cycle measured", predict(cycle)-predict(plain), 20*((2000-90)+(9000-180))*1e-6)
 }
+
+// Writes that follow one another with time between them find a disk's
+// sector gone (the cycle's write); on a bio-based recording drive that
+// time is the submitter's computation between requests the device
+// serves on its CPU, not a pause.
+func TestPauseNotOnABioBasedRecording(t *testing.T) {
+	predict := func(sync bool) float64 {
+		b := NewBuilder()
+		if sync {
+			b.SetSynchronous([]event.Dev{{}})
+		}
+		var at int64
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallFsync, Start: 0, End: 100 * 300 * us, Pid: 2, Tid: 2,
+			Flags: event.FlagBlocked, Blocked: 100 * 300 * us})
+		for i := range int64(100) {
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at, End: at + 10*us, Size: 4096, Bytes: 4096,
+				Offset: i * 4096, Pid: 2, Tid: 2})
+			at += 300 * us
+		}
+		cycle := flat("cycle", 100, 1)
+		cycle.SyncWrite = &drive.SyncWrite{WriteUs: 9000, FlushUs: 100}
+		res, err := b.Predict(flat("was", 10, 1), cycle, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	if paused, computing := predict(false), predict(true); !(paused > 0.5 && computing < 0.1) {
+		t.Errorf("100 writes 290 µs apart: %v s after pauses, %v s between a bio-based device's requests", paused, computing)
+	}
+}
