@@ -9,6 +9,7 @@ import (
 	"github.com/ioshape/ioshape/internal/classify"
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/tracefile"
@@ -79,6 +80,7 @@ type moveCandidate struct {
 func newPredictRun(meta tracefile.Meta, from *drive.Spec, tos []*drive.Spec, known []*drive.Spec, on []event.Dev) *predictRun {
 	b := predict.NewBuilder()
 	b.MoveOnly(on)
+	b.SetRecordedThrottled(host.IOThrottled(meta.Header.Target.Cgroup))
 	if meta.Footer != nil {
 		var sync []event.Dev
 		for _, d := range meta.Footer.Devices {

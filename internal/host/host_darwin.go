@@ -49,3 +49,6 @@ func IOCgroup(pid int) (path string, v1 bool) { return "", false }
 
 // BioBasedDevices is empty on macOS: the Linux block layer's notion.
 func BioBasedDevices(sysBlock string) []uint32 { return nil }
+
+// IOThrottled is false on macOS: no cgroups.
+func IOThrottled(path string) bool { return false }

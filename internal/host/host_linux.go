@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,4 +126,60 @@ func nonRoot(p string) string {
 		return ""
 	}
 	return p
+}
+
+// IOThrottled says whether the cgroup at path (as IOCgroup gives it)
+// limits block I/O — blkio.throttle.* (v1) or io.max (v2) in it or an
+// ancestor — so that the block layer sees its bios only once the limits
+// let them through. The root ("") is not. A cgroup that cannot be read
+// (gone, or another machine's) is taken as throttled.
+func IOThrottled(path string) bool {
+	if path == "" {
+		return false
+	}
+	if strings.Contains(path, "..") {
+		return true
+	}
+	found := false
+	for p := filepath.Clean("/" + path); p != "/"; p = filepath.Dir(p) {
+		for _, f := range []string{"/sys/fs/cgroup/blkio" + p + "/blkio.throttle.read_bps_device", "/sys/fs/cgroup/blkio" + p + "/blkio.throttle.write_bps_device",
+			"/sys/fs/cgroup/blkio" + p + "/blkio.throttle.read_iops_device", "/sys/fs/cgroup/blkio" + p + "/blkio.throttle.write_iops_device",
+			"/sys/fs/cgroup" + p + "/io.max", "/sys/fs/cgroup/unified" + p + "/io.max"} {
+			b, err := readSmall(f)
+			if err != nil {
+				continue
+			}
+			found = true
+			if strings.TrimSpace(string(b)) != "" && !allMax(string(b)) {
+				return true
+			}
+		}
+	}
+	return !found
+}
+
+// allMax says every line of io.max sets no limit ("8:0 rbps=max wbps=max …").
+func allMax(s string) bool {
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		fields := strings.Fields(line)
+		for _, f := range fields[1:] {
+			if !strings.HasSuffix(f, "=max") {
+				return false
+			}
+		}
+		if len(fields) < 2 {
+			return false
+		}
+	}
+	return true
+}
+
+// readSmall reads a cgroup file, at most 64 KiB of it.
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 64<<10))
 }

@@ -53,7 +53,7 @@ type engine struct {
 	cacheTo                  float64
 	cacheKnown               bool
 	// recordedOwn: the recorded block latencies are the recording drive's
-	// own — no cgroup v1 throttle held the bios before the block layer saw
+	// own — no cgroup's throttle held the bios before the block layer saw
 	// them. sameDrive: the new drive is the recording one.
 	recordedOwn, sameDrive bool
 	// windows: where each device's reads around a fault would have
@@ -73,7 +73,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 		ends: map[event.Dev]*devFlight{}, recent: map[event.Dev]*devRecent{}, directRecent: map[event.Dev]*devRecent{}, lastEnd: map[uint32]int64{},
 		byTest: map[string]float64{}}
 	e.moving = b.moving
-	e.recordedOwn = unthrottled[0] == nil
+	e.recordedOwn = unthrottled[0] == nil && !b.recordedThrottled
 	e.sameDrive = from != nil && (from == to || from.Name != "" && from.Name == to.Name)
 	if from != nil && from.ReadaheadKB > 0 && to.ReadaheadKB > from.ReadaheadKB {
 		e.windows = map[event.Dev]*readWindows{}

@@ -230,8 +230,10 @@ type Builder struct {
 	synchronous map[event.Dev]bool
 	moving      map[event.Dev]bool // MoveOnly; nil: all
 	unthrottled [2]*drive.Spec     // from, to
-	kept        []event.Event      // without Stream
-	lats        map[*drive.Spec]*latencies
+	// recordedThrottled: the recording ran under I/O limits (or may have).
+	recordedThrottled bool
+	kept              []event.Event // without Stream
+	lats              map[*drive.Spec]*latencies
 	// With Stream: the re-sorting, and an engine per drive the trace may
 	// have been recorded on, with and without a syscall layer.
 	stream *front
@@ -305,6 +307,12 @@ func (b *Builder) MoveOnly(devs []event.Dev) {
 		b.moving[d] = true
 	}
 }
+
+// SetRecordedThrottled says the recording ran under a cgroup's I/O
+// limits (or may have): its block latencies are then not the drive's (the
+// throttle held the bios before the block layer saw them), and only the
+// recording drive's profile comes out.
+func (b *Builder) SetRecordedThrottled(throttled bool) { b.recordedThrottled = throttled }
 
 // SetSynchronous names the devices that serve requests on the
 // submitter's CPU (bio-based drivers).
