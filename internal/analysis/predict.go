@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/ioshape/ioshape/internal/classify"
@@ -80,7 +81,7 @@ type moveCandidate struct {
 func newPredictRun(meta tracefile.Meta, from *drive.Spec, tos []*drive.Spec, known []*drive.Spec, on []event.Dev) *predictRun {
 	b := predict.NewBuilder()
 	b.MoveOnly(on)
-	b.SetRecordedThrottled(host.IOThrottled(meta.Header.Target.Cgroup))
+	b.SetRecordedThrottled(recordedThrottled(meta.Header))
 	if meta.Footer != nil {
 		var sync []event.Dev
 		for _, d := range meta.Footer.Devices {
@@ -291,6 +292,19 @@ func recordedOnCandidates(meta tracefile.Meta, known []*drive.Spec) []*drive.Spe
 		}
 	}
 	return out
+}
+
+// recordedThrottled says a recording's block latencies may hide a
+// cgroup's I/O limits: it ran in a cgroup that limits I/O here, or in
+// one on another machine, whose cgroups cannot be read from this one.
+func recordedThrottled(h tracefile.Header) bool {
+	if h.Target.Cgroup == "" {
+		return false
+	}
+	if name, err := os.Hostname(); err != nil || name != h.Host {
+		return true
+	}
+	return host.IOThrottled(h.Target.Cgroup)
 }
 
 // unthrottled is, for a drive benched inside a cgroup v1 blkio cgroup,

@@ -149,10 +149,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 		pt, err := runOne(ctx, fio, file, cfg.Size, t, each, direct)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("fio, %s: %w", t, err)
+			return nil, fioFailed(ctx, t, err)
 		}
 		p.Points = append(p.Points, pt)
 		if cfg.Progress != nil {
@@ -168,10 +165,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 		pt, err := runOne(ctx, fio, file, s, t, spanRuntime, direct)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("fio, %s: %w", t, err)
+			return nil, fioFailed(ctx, t, err)
 		}
 		p.Spans = append(p.Spans, drive.Span{Bytes: s, LatUs: pt.LatUs})
 		if cfg.Progress != nil {
@@ -182,23 +176,15 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	if direct {
 		sw, pt, err := measureSyncWrite(ctx, fio, file, cfg.Size)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("fio, %s: %w", syncWriteTest, err)
+			return nil, fioFailed(ctx, syncWriteTest, err)
 		}
 		p.SyncWrite = &sw
 		if cfg.Progress != nil {
 			cfg.Progress(total-1, total, syncWriteTest, pt)
 		}
-	}
-	if direct {
 		cpu, pt, ok, err := measureCacheRead(ctx, fio, file, cfg.Size)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("fio, %s: %w", cacheReadTest, err)
+			return nil, fioFailed(ctx, cacheReadTest, err)
 		}
 		if ok {
 			p.CacheReadCPU = &cpu
@@ -208,6 +194,14 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 	}
 	return p, p.Validate()
+}
+
+// fioFailed is a test's error: the context's when it was cancelled.
+func fioFailed(ctx context.Context, t Test, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("fio, %s: %w", t, err)
 }
 
 // SpanBytes are the regions random reads are measured within, up to the

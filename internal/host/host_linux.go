@@ -142,15 +142,17 @@ func IOThrottled(path string) bool {
 	}
 	found := false
 	for p := filepath.Clean("/" + path); p != "/"; p = filepath.Dir(p) {
-		for _, f := range []string{"/sys/fs/cgroup/blkio" + p + "/blkio.throttle.read_bps_device", "/sys/fs/cgroup/blkio" + p + "/blkio.throttle.write_bps_device",
-			"/sys/fs/cgroup/blkio" + p + "/blkio.throttle.read_iops_device", "/sys/fs/cgroup/blkio" + p + "/blkio.throttle.write_iops_device",
-			"/sys/fs/cgroup" + p + "/io.max", "/sys/fs/cgroup/unified" + p + "/io.max"} {
+		files := []string{"/sys/fs/cgroup" + p + "/io.max", "/sys/fs/cgroup/unified" + p + "/io.max"}
+		for _, limit := range []string{"read_bps_device", "write_bps_device", "read_iops_device", "write_iops_device"} {
+			files = append(files, "/sys/fs/cgroup/blkio"+p+"/blkio.throttle."+limit)
+		}
+		for _, f := range files {
 			b, err := readSmall(f)
 			if err != nil {
 				continue
 			}
 			found = true
-			if strings.TrimSpace(string(b)) != "" && !allMax(string(b)) {
+			if !allMax(string(b)) {
 				return true
 			}
 		}
@@ -158,17 +160,21 @@ func IOThrottled(path string) bool {
 	return !found
 }
 
-// allMax says every line of io.max sets no limit ("8:0 rbps=max wbps=max …").
+// allMax says no line sets a limit: none at all (v1's files list only
+// the limits set), or io.max's "8:0 rbps=max wbps=max …".
 func allMax(s string) bool {
-	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+	for _, line := range strings.Split(s, "\n") {
 		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) < 2 {
+			return false
+		}
 		for _, f := range fields[1:] {
 			if !strings.HasSuffix(f, "=max") {
 				return false
 			}
-		}
-		if len(fields) < 2 {
-			return false
 		}
 	}
 	return true

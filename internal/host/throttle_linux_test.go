@@ -16,6 +16,9 @@ func TestIOThrottled(t *testing.T) {
 		"8:0 rbps=max wbps=max riops=max wiops=max\n":       true,
 		"8:0 rbps=max wbps=41943040 riops=max wiops=max\n":  false,
 		"8:0 rbps=max wbps=max riops=max wiops=max\n253:0 ": false,
+		"":                                  true,
+		"8:0 rbps=max\n\n253:0 wiops=max\n": true,
+		"253:0 41943040\n":                  false,
 	} {
 		if got := allMax(s); got != want {
 			t.Errorf("allMax(%q) = %v", s, got)
