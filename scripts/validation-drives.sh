@@ -3,26 +3,37 @@
 # on, each a real block device (or a directory on one) that the block
 # layer, readahead, merging and writeback act on:
 #
-#   vda    the VM disk (a directory under /var/tmp)
+#   vda    the VM disk: a loop device with direct I/O over a file on it,
+#          with the disk's queue settings (readahead, scheduler) and its own
+#          ext4 — so that what a program touches on the root file system
+#          (its libraries, its profile, /tmp) stays off the drive measured,
+#          as it does for every other drive, and every drive has the same
+#          fresh file system (the root's has fast commits: one flush per
+#          fsync, where a fresh ext4 writes its journal and flushes twice)
 #   zram   a RAM disk (zram0) with ext4
-#   slow   the VM disk behind a cgroup v1 blkio throttle (40 MB/s, 1,500 IOPS);
-#          run workloads inside it with: sh -c 'echo $$ > CGROUP/cgroup.procs; exec CMD'
+#   slow   the same device as vda (another directory on its file system),
+#          behind a cgroup v1 blkio throttle (40 MB/s, 1,500 IOPS): v1 does
+#          not throttle the flushers' writeback, which predict knows by
+#          finding vda's profile of the same device; run workloads inside it with:
+#          sh -c 'echo $$ > CGROUP/cgroup.procs; exec CMD'
 #   hdd    a portable HDD: a loop device with direct I/O over a file that
 #          tools/drivesim serves over FUSE, delaying each request by seek
 #          distance and rotation (5,400 rpm, 1–20 ms seeks, 100 MB/s, 8 MiB
-#          read cache, one command at a time), with ext4
+#          read cache, one command at a time, 2.5 MiB readahead), with ext4
 #   usb    a single-command USB bridge in front of flash (1 ms a command,
-#          40 MB/s), the same way
+#          40 MB/s, 128 KiB readahead), the same way
 #
 #   sudo bash scripts/validation-drives.sh up [DRIVE…]   # prints "NAME DIR [CGROUP]" per drive
 #   sudo bash scripts/validation-drives.sh list
 #   sudo bash scripts/validation-drives.sh down           # all of them, whatever state they are in
 #
 # DRIVESIM_HDD and DRIVESIM_USB add flags to the models (e.g.
-# DRIVESIM_HDD="--rpm 7200 --full-stroke 15ms"); DRIVESIM_SIZE is their
-# size in bytes (4 GiB). A drive that cannot be set
+# DRIVESIM_HDD="--rpm 7200 --full-stroke 15ms"); DRIVESIM_SIZE is the
+# size in bytes of every loop-backed drive (4 GiB; the VM disk's file,
+# which vda and slow share, twice that). A drive that cannot be set
 # up fails `up`, which tears down what it made before failing.
 set -euo pipefail
+shopt -s inherit_errexit # the functions whose output is captured stop at a failure too
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "validation-drives: run as root: it makes devices and mounts" >&2; exit 1; }
 
@@ -32,7 +43,7 @@ cg=/sys/fs/cgroup/blkio/ioshape-validation
 all=(vda zram slow hdd usb)
 
 down() {
-  for m in hdd usb; do
+  for m in vda slow hdd usb disk; do
     if mountpoint -q "$base/$m"; then umount "$base/$m" || umount -l "$base/$m" || true; fi
     if [ -f "$state/$m.loop" ]; then losetup -d "$(cat "$state/$m.loop")" 2>/dev/null || true; fi
     if [ -f "$state/$m.pid" ]; then kill -INT "$(cat "$state/$m.pid")" 2>/dev/null || true; fi
@@ -49,23 +60,63 @@ down() {
   rm -rf "$state" "$base"
 }
 
-# model NAME FLAGS…: a drivesim-served file, a loop device with direct I/O
-# over it, ext4 on that, mounted at $base/NAME.
+# newfs DEV DIR: the same fresh ext4 on every drive, mounted at DIR. No
+# lazy initialisation: it would write in the background while measured.
+newfs() {
+  mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$1"
+  mkdir -p "$2"
+  mount "$1" "$2"
+}
+
+# loopfs NAME FILE: a loop device with direct I/O over FILE (so that no
+# page cache stands between it and what serves the file); prints it.
+loopfs() {
+  local name=$1 file=$2 loop
+  loop=$(losetup --direct-io=on -f --show "$file")
+  echo "$loop" > "$state/$name.loop"
+  [ "$(cat "/sys/block/$(basename "$loop")/loop/dio")" = 1 ] || { echo "validation-drives: $loop has no direct I/O: the page cache would stand in for the drive" >&2; return 1; }
+  echo "$loop"
+}
+
+# vmdisk NAME: a directory at $base/NAME on the VM disk's loop device (a
+# loop device over a file on the disk, with its readahead, scheduler and
+# rotational flag, ext4 at $base/disk, made once for vda and slow); prints
+# the device.
+vmdisk() {
+  local name=$1 size=$((2 * ${DRIVESIM_SIZE:-$((4 << 30))})) src root_dev loop q # room for two drives' files
+  if [ ! -f "$state/disk.loop" ]; then
+    src=$(findmnt -T /var/tmp -no SOURCE)
+    root_dev=$(lsblk -no PKNAME "$src" 2>/dev/null || true)
+    [ -n "$root_dev" ] || root_dev=$(basename "$src")
+    fallocate -l "$size" "$base/disk.img"
+    loop=$(loopfs disk "$base/disk.img")
+    q=/sys/block/$(basename "$loop")/queue
+    cat "/sys/block/$root_dev/queue/read_ahead_kb" > "$q/read_ahead_kb"
+    cat "/sys/block/$root_dev/queue/rotational" > "$q/rotational"
+    sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$root_dev/queue/scheduler" > "$q/scheduler"
+    newfs "$loop" "$base/disk" >&2
+  fi
+  mkdir -p "$base/disk/$name" "$base/$name"
+  mount --bind "$base/disk/$name" "$base/$name"
+  cat "$state/disk.loop"
+}
+
+# model NAME READAHEAD_KB FLAGS…: a drivesim-served file, a loop device
+# with direct I/O over it and that readahead (stated: the kernel's default
+# for a loop device depends on what it sat on before), ext4 on that,
+# mounted at $base/NAME.
 model() {
-  local name=$1 size=${DRIVESIM_SIZE:-$((4 << 30))}
-  shift
+  local name=$1 readahead=$2 size=${DRIVESIM_SIZE:-$((4 << 30))}
+  shift 2
   mkdir -p "$state/$name.fuse" "$base/$name"
   "$state/drivesim" --model "$name" --size "$size" --backing "$base/$name.img" --mount "$state/$name.fuse" "$@" > "$state/$name.log" 2>&1 &
   echo $! > "$state/$name.pid"
   for _ in $(seq 50); do [ -e "$state/$name.fuse/disk.img" ] && break; sleep 0.1; done
   [ -e "$state/$name.fuse/disk.img" ] || { echo "validation-drives: drivesim did not serve $name: $(cat "$state/$name.log")" >&2; return 1; }
   local loop
-  loop=$(losetup --direct-io=on -f --show "$state/$name.fuse/disk.img")
-  echo "$loop" > "$state/$name.loop"
-  [ "$(cat "/sys/block/$(basename "$loop")/loop/dio")" = 1 ] || { echo "validation-drives: $loop has no direct I/O: the page cache would hide the model" >&2; return 1; }
-  # No lazy initialisation: it would write in the background while measured.
-  mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$loop"
-  mount "$loop" "$base/$name"
+  loop=$(loopfs "$name" "$state/$name.fuse/disk.img")
+  echo "$readahead" > "/sys/block/$(basename "$loop")/queue/read_ahead_kb"
+  newfs "$loop" "$base/$name"
 }
 
 up() {
@@ -76,7 +127,7 @@ up() {
   for d in "${want[@]}"; do
     case $d in
       vda)
-        mkdir -p "$base/vda"
+        vmdisk vda > /dev/null
         echo "vda $base/vda"
         ;;
       zram)
@@ -84,18 +135,15 @@ up() {
         [ -e /sys/block/zram0 ] || { echo "validation-drives: no zram0 (modprobe zram)" >&2; false; }
         [ "$(cat /sys/block/zram0/disksize)" = 0 ] || { echo "validation-drives: zram0 is in use: free it or 'echo 1 > /sys/block/zram0/reset'" >&2; false; }
         echo 4G > /sys/block/zram0/disksize && touch "$state/zram"
-        mkfs.ext4 -q /dev/zram0
-        mkdir -p "$base/zram" && mount /dev/zram0 "$base/zram"
+        newfs /dev/zram0 "$base/zram"
         echo "zram $base/zram"
         ;;
       slow)
         [ -d /sys/fs/cgroup/blkio ] || { echo "validation-drives: no cgroup v1 blkio controller" >&2; false; }
-        mkdir -p "$cg" "$base/slow"
-        local src root_dev majmin f
-        src=$(findmnt -T /var/tmp -no SOURCE)
-        root_dev=$(lsblk -no PKNAME "$src" 2>/dev/null || true)
-        [ -n "$root_dev" ] || root_dev=$(basename "$src")
-        majmin=$(cat "/sys/block/$root_dev/dev")
+        mkdir -p "$cg"
+        local loop majmin f
+        loop=$(vmdisk slow)
+        majmin=$(cat "/sys/block/$(basename "$loop")/dev")
         for f in read_bps_device write_bps_device; do echo "$majmin 40000000" > "$cg/blkio.throttle.$f"; done
         for f in read_iops_device write_iops_device; do echo "$majmin 1500" > "$cg/blkio.throttle.$f"; done
         echo "slow $base/slow $cg"
@@ -103,10 +151,12 @@ up() {
       hdd | usb)
         [ -e /dev/fuse ] || { echo "validation-drives: no /dev/fuse" >&2; false; }
         [ -x "$state/drivesim" ] || go build -o "$state/drivesim" ./tools/drivesim
-        local flags=${DRIVESIM_HDD:-}
-        [ "$d" = usb ] && flags=${DRIVESIM_USB:-}
+        # A USB disk's readahead is what its bridge reports as the optimal
+        # transfer; a stick's the kernel's default.
+        local flags=${DRIVESIM_HDD:-} readahead=2560
+        [ "$d" = usb ] && flags=${DRIVESIM_USB:-} readahead=128
         # shellcheck disable=SC2086
-        model "$d" $flags
+        model "$d" "$readahead" $flags
         echo "$d $base/$d"
         ;;
       *)
@@ -124,8 +174,8 @@ case ${1:-} in
   list)
     for d in "${all[@]}"; do
       case $d in
-        vda) [ -d "$base/vda" ] && echo "vda $base/vda" ;;
-        slow) [ -d "$cg" ] && echo "slow $base/slow $cg" ;;
+        slow) [ -d "$cg" ] && mountpoint -q "$base/slow" && echo "slow $base/slow $cg" ;;
+        vda) mountpoint -q "$base/vda" && echo "vda $base/vda" ;;
         *) mountpoint -q "$base/$d" && echo "$d $base/$d" ;;
       esac
     done
