@@ -11,6 +11,7 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/predict"
 	"github.com/ioshape/ioshape/internal/testutil"
+	"github.com/ioshape/ioshape/internal/tracefile"
 )
 
 func publishedSample(t *testing.T, name string) string {
@@ -152,6 +153,29 @@ func TestOnAMountOfTheTrace(t *testing.T) {
 	}
 	if _, ok := mountedAt(devs, "relative/dir"); ok {
 		t.Error("a relative path matched a mount")
+	}
+}
+
+// --on a directory here, on a device the trace knows, is that device,
+// whatever mount point the trace noted for it: a device mounted twice (a
+// bind mount) shows the trace only one.
+func TestOnADeviceMountedTwice(t *testing.T) {
+	dir := t.TempDir()
+	here, ok := statDevice(dir)
+	if !ok {
+		t.Fatal("no device for", dir)
+	}
+	other := event.Device{Major: here.Major + 1, Minor: here.Minor, Name: "vda", Mount: "/"}
+	meta := tracefile.Meta{Footer: &tracefile.Footer{Devices: []event.Device{other,
+		{Major: here.Major, Minor: here.Minor, Name: "loop1", Mount: "/elsewhere/not-" + filepath.Base(dir)}}}}
+	got, err := onDevice(meta, dir)
+	if err != nil || len(got) == 0 || got[0] != here {
+		t.Errorf("--on %s: %v %v, want %v", dir, got, err, here)
+	}
+	// Not a device of the trace: the trace's own mounts say where it was.
+	meta.Footer.Devices = meta.Footer.Devices[:1]
+	if got, err := onDevice(meta, dir); err != nil || len(got) == 0 || got[0] != (event.Dev{Major: other.Major, Minor: other.Minor}) {
+		t.Errorf("--on %s on a trace without its device: %v %v, want the trace's / (%v)", dir, got, err, other)
 	}
 }
 

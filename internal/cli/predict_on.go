@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,14 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 				return withDisk(dev), nil
 			}
 		}
+		// A path here on a device the trace knows: its own device, whatever
+		// mount the trace noted for it (a device mounted twice, a bind
+		// mount, shows the trace one of its mount points).
+		if dev, ok := statDevice(a); ok && slices.ContainsFunc(meta.Footer.Devices, func(d event.Device) bool {
+			return d.Major == dev.Major && d.Minor == dev.Minor
+		}) {
+			return withDisk(dev), nil
+		}
 		// A directory under a mount the trace knows: as the recording's
 		// machine had it (a device's number may differ here, or the drive
 		// be gone).
@@ -50,15 +59,26 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 			return withDisk(event.Dev{Major: uint32(M), Minor: uint32(m)}), nil
 		}
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(a, &st); err != nil {
+	dev, ok := statDevice(a)
+	if !ok {
+		_, err := os.Stat(a)
 		return nil, fmt.Errorf("not a device of the trace, a device file or a directory (%v)", err)
+	}
+	return withDisk(dev), nil
+}
+
+// statDevice is the device a block device file names, or the device of
+// the file system a path is on.
+func statDevice(path string) (event.Dev, bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return event.Dev{}, false
 	}
 	raw := uint64(st.Dev)
 	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
 		raw = uint64(st.Rdev)
 	}
-	return withDisk(event.Dev{Major: unix.Major(raw), Minor: unix.Minor(raw)}), nil
+	return event.Dev{Major: unix.Major(raw), Minor: unix.Minor(raw)}, true
 }
 
 // withDisk is a device and, for a partition, the disk it is on (Linux's
