@@ -168,6 +168,10 @@ type Device struct {
 	// BioBased: the driver takes bios directly (zram, brd, pmem), serving
 	// them in the submitter's context, on its CPU, before it returns.
 	BioBased bool `json:"bio_based,omitempty"`
+	// Lower are the devices it sits on whose requests serve its own: a
+	// loop device's backing file's (both reach the block layer's
+	// tracepoints, each of its requests once more below).
+	Lower []Dev `json:"lower,omitempty"`
 }
 
 // DevFromKernel splits a dev_t in the kernel's internal encoding (major in

@@ -49,6 +49,7 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 					td.BioBased = true
 				}
 			}
+			td.Lower = loopLower(disk)
 		}
 		if m, ok := mounts[d.String()]; ok {
 			td.Mount, td.FSType = m[0], m[1]
@@ -57,6 +58,34 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 			}
 		}
 		out = append(out, td)
+	}
+	return out
+}
+
+// loopLower is the device a loop device's backing file is on, and its
+// disk if that is a partition (a disk's requests name the disk); nil for
+// another device, or a file on no block device (FUSE, tmpfs).
+func loopLower(sysDisk string) []event.Dev {
+	f, err := os.Open(filepath.Join(sysDisk, "loop", "backing_file"))
+	if err != nil {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 4096)) // a path: PATH_MAX
+	f.Close()
+	var st unix.Stat_t
+	if err := unix.Stat(strings.TrimSuffix(string(b), "\n"), &st); err != nil {
+		return nil
+	}
+	d := event.Dev{Major: unix.Major(uint64(st.Dev)), Minor: unix.Minor(uint64(st.Dev))}
+	if d.Major == 0 { // anonymous: FUSE, tmpfs, overlay
+		return nil
+	}
+	out := []event.Dev{d}
+	sys := fmt.Sprintf("/sys/dev/block/%d:%d", d.Major, d.Minor)
+	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
+		if dev, ok := readDev(filepath.Join(sys, "..", "dev")); ok {
+			out = append(out, event.DevFromKernel(uint64(dev)))
+		}
 	}
 	return out
 }

@@ -253,6 +253,9 @@ func (e *engine) held() int {
 func (e *engine) serve(arrived []blockIO) {
 	first := len(e.reqs)
 	for _, r := range arrived {
+		if r.kernel && e.servesUpper(&r) {
+			continue
+		}
 		e.reqs = append(e.reqs, request{blockIO: r})
 	}
 	group := e.reqs[first:]
@@ -325,6 +328,21 @@ func (e *engine) serve(arrived []blockIO) {
 			e.undecided = append(e.undecided, seq)
 		}
 	}
+}
+
+// servesUpper says a kernel worker's request on a device that others sit
+// on (a loop device's backing disk) came while one of them had a request
+// in flight: the loop device's own request, issued again below it.
+func (e *engine) servesUpper(r *blockIO) bool {
+	for _, up := range e.b.uppers[r.dev] {
+		if f := e.ends[up]; f != nil {
+			f.completeUpTo(r.start)
+			if f.len() > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // req is the request numbered seq, nil once forgotten.

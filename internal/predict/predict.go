@@ -228,8 +228,9 @@ type Builder struct {
 	// synchronous devices serve a request on the submitter's CPU before it
 	// goes on (bio-based: zram, brd): their readahead is waited for too.
 	synchronous map[event.Dev]bool
-	moving      map[event.Dev]bool // MoveOnly; nil: all
-	unthrottled [2]*drive.Spec     // from, to
+	uppers      map[event.Dev][]event.Dev // SetStacked: the devices on each device
+	moving      map[event.Dev]bool        // MoveOnly; nil: all
+	unthrottled [2]*drive.Spec            // from, to
 	// recordedThrottled: the recording ran under I/O limits (or may have).
 	recordedThrottled bool
 	kept              []event.Event // without Stream
@@ -320,6 +321,19 @@ func (b *Builder) SetSynchronous(devs []event.Dev) {
 	b.synchronous = map[event.Dev]bool{}
 	for _, d := range devs {
 		b.synchronous[d] = true
+	}
+}
+
+// SetStacked gives the devices the trace's devices sit on (a loop
+// device's backing file's disk): a kernel worker's request on one of those
+// while a device on it has one in flight serves that one — its time is
+// already in it — and is not another I/O.
+func (b *Builder) SetStacked(devs []event.Device) {
+	b.uppers = map[event.Dev][]event.Dev{}
+	for _, d := range devs {
+		for _, lo := range d.Lower {
+			b.uppers[lo] = append(b.uppers[lo], event.Dev{Major: d.Major, Minor: d.Minor})
+		}
 	}
 }
 

@@ -820,3 +820,44 @@ func TestPauseNotOnABioBasedRecording(t *testing.T) {
 		t.Errorf("100 writes 290 µs apart: %v s after pauses, %v s between a bio-based device's requests", paused, computing)
 	}
 }
+
+// A loop device's request reaches the block layer twice: on the loop
+// device, and issued again by a kernel worker on the disk its backing file
+// is on. Moving the loop device moves both: the lower request's time is
+// inside the loop device's, not another wait.
+func TestStackedLoopDevice(t *testing.T) {
+	loop, disk := event.Dev{Major: 7, Minor: 1}, event.Dev{Major: 254, Minor: 0}
+	predict := func(stacked bool) float64 {
+		b := NewBuilder()
+		b.MoveOnly([]event.Dev{loop})
+		if stacked {
+			b.SetStacked([]event.Device{{Major: 7, Minor: 1, Name: "loop1", Lower: []event.Dev{disk}}, {Major: 254, Minor: 0, Name: "vda"}})
+		}
+		at := int64(0)
+		for i := range 400 {
+			off := int64(i*7919%1000) << 20
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 100*us, Size: 4096, Bytes: 4096, Offset: off,
+				Pid: 9, Tid: 9, Dev: loop, Flags: event.FlagBlocked, Blocked: 96 * us})
+			// Two requests of the loop device in flight together, the
+			// first issued again below it between them.
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 2*us, End: at + 98*us, Size: 4096, Bytes: 4096, Offset: off, Pid: 9, Dev: loop})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 90*us, Size: 4096, Bytes: 4096, Offset: 1<<30 + off,
+				Pid: 50, Tid: 50, Comm: "kworker/u8:1", Flags: event.FlagKernel, Dev: disk})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 8*us, End: at + 98*us, Size: 4096, Bytes: 4096, Offset: off + 8192, Pid: 9, Dev: loop})
+			at += 150 * us
+		}
+		res, err := b.Predict(nil, flat("slow", 960, 1), at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// The loop device's requests: 96 µs and 90 µs recorded, the second
+	// in flight beside the first (half of it waited for); 960 µs each on
+	// the new drive, the second at depth 2.
+	want := 400 * (150 - 96 - 90.0/2 + 960 + 960.0/2) * 1e-6
+	near(t, "stacked", predict(true), want)
+	if twice := predict(false); math.Abs(twice-want) < 0.01*want {
+		t.Errorf("without the stacking known, %v s: the test does not see the lower requests", twice)
+	}
+}
