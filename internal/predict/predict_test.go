@@ -861,3 +861,21 @@ func TestStackedLoopDevice(t *testing.T) {
 		t.Errorf("without the stacking known, %v s: the test does not see the lower requests", twice)
 	}
 }
+
+// bench's page cache CPU on a bio-based drive holds the drive's own
+// service (zram decompresses on the reader's CPU); the model counts that
+// as the drive's time, so only the rest is the page cache's.
+func TestPageCacheCPUBesideABioBasedDrive(t *testing.T) {
+	cpu := 400.0
+	d := flat("ram", 50, 1)
+	d.ReadaheadKB, d.MaxRequestKB, d.CacheReadCPU = 1024, 1024, &cpu
+	near(t, "an asynchronous drive's", pageCacheCPU(d), 400)
+	d.Synchronous = true
+	stream := d.StreamUs(1 << 20)
+	if !(stream > 0 && stream < 400) {
+		t.Fatalf("stream of 1 MiB: %v µs", stream)
+	}
+	near(t, "a bio-based drive's", pageCacheCPU(d), 400-stream)
+	cpu = stream / 2
+	near(t, "never below zero", pageCacheCPU(d), 0)
+}
