@@ -147,9 +147,16 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 				return nil, err
 			}
 		}
+		// Not behind a cgroup's limits: its throttle holds the bios before
+		// the device counts them, and is the drive's time, not the wait's.
+		waitTest := direct && t == Test{Op: "read", Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1} && !host.IOThrottled(p.Cgroup)
+		before, counted := deviceReads(p.Device)
 		pt, err := runOne(ctx, fio, file, cfg.Size, t, each, direct)
 		if err != nil {
 			return nil, fioFailed(ctx, t, err)
+		}
+		if after, ok := deviceReads(p.Device); waitTest && counted && ok {
+			p.WaitUs = waitCost(pt, before, after)
 		}
 		p.Points = append(p.Points, pt)
 		if cfg.Progress != nil {
@@ -194,6 +201,34 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 	}
 	return p, p.Validate()
+}
+
+// waitCost is what a read waited for costs beyond the device's time: fio's
+// mean latency less the device's mean over the reads it counted in the
+// same test (nil when it counted too few, or the device took longer — its
+// counters included others' reads).
+func waitCost(pt drive.Point, before, after reads) *float64 {
+	n, busy := after.ios-before.ios, after.ms-before.ms
+	if n < minWaitReads || busy <= 0 {
+		return nil
+	}
+	dev := busy * 1e3 / float64(n)
+	if dev >= pt.LatUs {
+		return nil
+	}
+	w := round(pt.LatUs - dev)
+	return &w
+}
+
+// minWaitReads is the fewest reads a device's counters (milliseconds)
+// are divided among.
+const minWaitReads = 1000
+
+// reads are a device's completed reads and the milliseconds they took,
+// summed (sysfs's stat).
+type reads struct {
+	ios int64
+	ms  float64
 }
 
 // fioFailed is a test's error: the context's when it was cancelled.

@@ -55,6 +55,11 @@ func TestBenchMeasuresADrive(t *testing.T) {
 	if sw := d.SyncWrite; sw == nil || !(sw.WriteUs > 0 && sw.WriteUs < 1e6) || !(sw.FlushUs > 0 && sw.FlushUs < 1e6) {
 		t.Errorf("write-and-flush cycle %+v", sw)
 	}
+	// Waiting for a read costs a few µs beside the device's own time (a
+	// system call, a sleep and a wake-up), and never milliseconds.
+	if w := d.WaitUs; w == nil || !(*w > 0 && *w < 1000) || !strings.Contains(r.stdout, "a read waited for costs ") {
+		t.Errorf("a wait's cost %v; summary:\n%s", w, r.stdout)
+	}
 	if left := countFiles(t, dir); left != 0 {
 		t.Errorf("%d files left in %s", left, dir)
 	}

@@ -30,7 +30,8 @@ sequential and random, 4 KiB to 1 MiB, 1, 4 and 32 requests in flight, and
 CrystalDiskMark's RND4K Q32T16 — direct I/O, one short run each — then random
 reads within 1, 16 and 128 MiB and the whole file (a disk's seek grows with
 the distance), then 4 KiB writes each followed by fdatasync (the flush an fsync
-waits for, and the write after it), then, as root, the CPU a buffered read from a cold cache costs per MiB there (a slow
+waits for, and the write after it; beside the random 4 KiB reads one at a time,
+the device's own time from its counters: what waiting costs beyond it), then, as root, the CPU a buffered read from a cold cache costs per MiB there (a slow
 drive makes the page cache's copies dearer; predict uses it). It prints a line
 per test, then the CrystalDiskMark-style summary, and keeps the result in the
 store as a drive profile ('ioshape drives'; 'ioshape predict --drive').`,
@@ -99,6 +100,9 @@ func writeDriveSummary(g *globals, p *drive.Spec) {
 	}
 	if sw := p.SyncWrite; sw != nil {
 		fmt.Fprintf(g.stdout, "flush %s; a 4 KiB write right after it %s\n", units.Micros(sw.FlushUs), units.Micros(sw.WriteUs))
+	}
+	if p.WaitUs != nil {
+		fmt.Fprintf(g.stdout, "a read waited for costs %s beyond the drive's own time (submission, sleep, wake-up)\n", units.Micros(*p.WaitUs))
 	}
 }
 

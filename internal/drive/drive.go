@@ -40,6 +40,12 @@ type Spec struct {
 	// throttled or slow drive makes several times a fast one's (the copy
 	// after each wait starts cold). Nil: not measured.
 	CacheReadCPU *float64 `json:"cache_read_cpu_us_per_mib,omitempty"`
+	// WaitUs is what waiting for one read costs beside the drive's own
+	// time: fio's latency for a random 4 KiB read at queue depth 1 less
+	// the device's (its sysfs counters) — the submission, the sleep, the
+	// wake-up. A trace's block requests show the device's time; the
+	// profile's latencies hold this too. Nil: not measured.
+	WaitUs *float64 `json:"wait_us,omitempty"`
 	// SyncWrite is 4 KiB direct writes one after another, each followed
 	// by fdatasync, as a journal commits (nil: not measured). FlushUs is
 	// the fdatasync's latency — the drive's cache flush with nothing left

@@ -1,0 +1,39 @@
+package bench
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// deviceReads reads a block device's completed reads and the time they
+// took from /sys/class/block/DEV/stat; ok is false where it cannot.
+func deviceReads(dev string) (reads, bool) {
+	if dev == "" || strings.ContainsAny(dev, "/.") {
+		return reads{}, false
+	}
+	f, err := os.Open(filepath.Join("/sys/class/block", dev, "stat"))
+	if err != nil {
+		return reads{}, false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1024)) // 17 numbers
+	return parseDiskStat(string(b))
+}
+
+// parseDiskStat takes the reads and their milliseconds (the first and
+// fourth fields) from a block device's stat.
+func parseDiskStat(s string) (reads, bool) {
+	f := strings.Fields(s)
+	if len(f) < 4 {
+		return reads{}, false
+	}
+	ios, err1 := strconv.ParseInt(f[0], 10, 64)
+	ms, err2 := strconv.ParseInt(f[3], 10, 64)
+	if err1 != nil || err2 != nil || ios < 0 || ms < 0 {
+		return reads{}, false
+	}
+	return reads{ios: ios, ms: float64(ms)}, true
+}
