@@ -309,6 +309,7 @@ func (e *engine) serve(arrived []blockIO) {
 			r.toUs, r.toShared = us, false
 		} else {
 			r.toUs, r.toShared = requestOn(lt, r, access, recorded)
+			r.toUs = lt.deviceTime(r.toUs, recorded, r.toShared, r.depth)
 		}
 		r.fromUs = recorded
 		switch {
@@ -325,6 +326,7 @@ func (e *engine) serve(arrived []blockIO) {
 			}
 		default:
 			r.fromUs, r.fromShared = requestOn(lf, r, access, recorded)
+			r.fromUs = lf.deviceTime(r.fromUs, recorded, r.fromShared, r.depth)
 		}
 		if !e.moves(r.dev) { // stays where it was: its time does not change
 			r.toUs, r.toShared = r.fromUs, r.fromShared
@@ -336,6 +338,7 @@ func (e *engine) serve(arrived []blockIO) {
 		case e.noCalls:
 			if !r.kernel {
 				fi := faultItem(r)
+				e.waitCost(&fi, []*request{r})
 				e.finished.push(&fi)
 			}
 		case !r.kernel && !r.write && (!r.readahead || e.b.synchronous[r.dev]):
@@ -426,6 +429,7 @@ func (e *engine) decideFaults(t int64) {
 			continue
 		}
 		fi := faultItem(r)
+		e.waitCost(&fi, []*request{r})
 		e.finished.push(&fi)
 	}
 }
@@ -531,6 +535,7 @@ func (e *engine) matchItem(it *item) {
 	if it.blocked >= 0 {
 		it.asleep = float64(min(it.blocked, it.end-it.start))
 	}
+	e.waitCost(it, e.set)
 	e.cacheReadCPU(it)
 }
 
@@ -563,6 +568,30 @@ func (e *engine) driveTime(it *item, set []*request) {
 		if e.b.synchronous[r.dev] && r.pid == it.pid && !r.kernel {
 			it.syncNs += from // served on this caller's CPU (a flusher's are its own)
 		}
+	}
+}
+
+// waitCost moves what waiting for the drive costs beside the drive's own
+// time — the submission, the sleep, the wake-up (drive.Spec.WaitUs) — where
+// one drive sleeps its waiter and the other does not: a bio-based drive
+// serves a read on the reader's CPU, nothing to wake from. A trace's
+// block requests show only the device's time; the wait's cost is in the
+// recording's computation, and stays there between two drives that both
+// sleep.
+func (e *engine) waitCost(it *item, set []*request) {
+	moved, recSync := false, true
+	for _, r := range set {
+		if e.moves(r.dev) {
+			moved = true
+			recSync = recSync && e.b.synchronous[r.dev]
+		}
+	}
+	switch {
+	case !moved || e.sameDrive:
+	case !recSync && e.to.Synchronous && it.asleep > 0 && e.from != nil && e.from.WaitUs != nil:
+		it.fromNs += *e.from.WaitUs * 1e3 // it slept: that comes out with the drive's time
+	case recSync && !e.to.Synchronous && e.to.WaitUs != nil:
+		it.toNs += *e.to.WaitUs * 1e3
 	}
 }
 

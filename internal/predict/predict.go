@@ -746,6 +746,18 @@ func serviceOr(d *latencies, write bool, access string, size int64, inflight, fa
 	return fallback
 }
 
+// deviceTime is a block request's latency from a profile's (us), as a
+// trace's block requests show it: fio's latencies hold what its waiting
+// cost beside the device's time (drive.Spec.WaitUs), one wait for the
+// requests in flight together. A figure not from the profile (recorded:
+// the recorded latency stood in), or a stream's share, stays.
+func (l *latencies) deviceTime(us, recorded float64, shared bool, depth int) float64 {
+	if l == nil || l.d.WaitUs == nil || shared || us == recorded || math.IsNaN(us) {
+		return us
+	}
+	return math.Max(us-*l.d.WaitUs/float64(max(depth, 1)), us/2)
+}
+
 // latencies remembers a drive profile's answers: a trace asks for the
 // same few shapes millions of times, and each answer interpolates over the
 // whole profile.

@@ -879,3 +879,37 @@ func TestPageCacheCPUBesideABioBasedDrive(t *testing.T) {
 	cpu = stream / 2
 	near(t, "never below zero", pageCacheCPU(d), 0)
 }
+
+// Waiting for a read costs beside the device's time (drive.Spec.WaitUs):
+// a trace's requests show the device's, a profile's latencies hold the
+// wait too. Between two drives that sleep their waiter the wait stays in
+// the computation; a bio-based drive serves the read on the reader's CPU:
+// the recording's waits come out, or the new drive's go in.
+func TestWaitCostWhereOneDriveSleeps(t *testing.T) {
+	withWait := func(p *drive.Spec, w float64) *drive.Spec {
+		p.WaitUs = &w
+		return p
+	}
+	// 1000 reads, each a 120 µs call around a 96 µs request, 50 µs apart.
+	b := NewBuilder()
+	end := chain(b, 7, 1000, 0, 120, 96, 50)
+	ram := flat("ram", 5, 1)
+	ram.Synchronous = true
+	res, _ := b.Predict(withWait(flat("disk", 106, 1), 10), ram, end, nil)
+	// Each call: 50 + 24 around the request, less the 10 µs wait, + 5.
+	near(t, "to a bio-based drive", res.PredictedS, 1000*(50+24-10+5)*1e-6)
+	res, _ = b.Predict(flat("disk", 106, 1), ram, end, nil)
+	near(t, "the wait unmeasured", res.PredictedS, 1000*(50+24+5)*1e-6)
+	// To another drive that sleeps: its latency less its wait (one wait,
+	// whose cost is in the recording's computation already).
+	res, _ = b.Predict(withWait(flat("disk", 106, 1), 10), withWait(flat("other", 60, 1), 8), end, nil)
+	near(t, "to a drive that sleeps too", res.PredictedS, 1000*(50+24+60-8)*1e-6)
+
+	// Recorded on a bio-based drive: no wait to take out; the new drive's
+	// whole latency goes in (its device time and its wait).
+	b = NewBuilder()
+	b.SetSynchronous([]event.Dev{{}})
+	end = chain(b, 7, 1000, 0, 100, 5, 50)
+	res, _ = b.Predict(withWait(ram, 1), withWait(flat("disk", 106, 1), 10), end, nil)
+	near(t, "from a bio-based drive", res.PredictedS, 1000*(50+100-5+106)*1e-6)
+}
