@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	p := describe(cfg, file, fio, direct)
 	tests := Grid()
 	spans := spansFor(cfg.Size)
-	total := len(tests) + len(spans)
+	total := len(tests) + 2*len(spans)
 	if direct {
 		total += 2 // the write-and-flush cycle and the page cache's CPU (the grid ran direct)
 	}
@@ -163,20 +163,28 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			cfg.Progress(i+1, total, t, pt)
 		}
 	}
-	for k, s := range spans {
-		t := Test{Op: "read", Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1, Span: s}
-		if !direct {
-			if err := dropCaches(); err != nil {
-				return nil, err
+	done := len(tests)
+	for _, op := range []string{"read", "write"} {
+		for _, s := range spans {
+			t := Test{Op: op, Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1, Span: s}
+			if !direct {
+				if err := dropCaches(); err != nil {
+					return nil, err
+				}
 			}
-		}
-		pt, err := runOne(ctx, fio, file, s, t, spanRuntime, direct)
-		if err != nil {
-			return nil, fioFailed(ctx, t, err)
-		}
-		p.Spans = append(p.Spans, drive.Span{Bytes: s, LatUs: pt.LatUs})
-		if cfg.Progress != nil {
-			cfg.Progress(len(tests)+k+1, total, t, pt)
+			pt, err := runOne(ctx, fio, file, s, t, spanRuntime, direct)
+			if err != nil {
+				return nil, fioFailed(ctx, t, err)
+			}
+			if op == "read" {
+				p.Spans = append(p.Spans, drive.Span{Bytes: s, LatUs: pt.LatUs})
+			} else {
+				p.WriteSpans = append(p.WriteSpans, drive.Span{Bytes: s, LatUs: pt.LatUs})
+			}
+			done++
+			if cfg.Progress != nil {
+				cfg.Progress(done, total, t, pt)
+			}
 		}
 	}
 	p.SpanBytes = cfg.Size
@@ -239,7 +247,7 @@ func fioFailed(ctx context.Context, t Test, err error) error {
 	return fmt.Errorf("fio, %s: %w", t, err)
 }
 
-// SpanBytes are the regions random reads are measured within, up to the
+// SpanBytes are the regions random reads and writes are measured within, up to the
 // test file: a disk's latency grows with how far its head moves between
 // requests (a few MiB apart against across the file), a flash drive's
 // does not.

@@ -28,12 +28,13 @@ func TestBenchMeasuresADrive(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	// The grid's 74 tests, random reads within 1 and 16 MiB and the whole
-	// 64 MiB file, the write-and-flush cycle and the page cache's CPU (as
-	// root: the cache is dropped for it).
-	if n := strings.Count(r.stderr, "MB/s"); n != 79 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") ||
-		!strings.Contains(r.stderr, "read rand 4K Q1 within 16M") || !strings.Contains(r.stderr, "write seq 4K Q1 each with fdatasync") {
-		t.Errorf("%d progress lines, want 79 with the spans, the write-and-flush cycle and the buffered read:\n%s", n, r.stderr)
+	// The grid's 74 tests, random reads and writes within 1 and 16 MiB and
+	// the whole 64 MiB file, the write-and-flush cycle and the page cache's
+	// CPU (as root: the cache is dropped for it).
+	if n := strings.Count(r.stderr, "MB/s"); n != 82 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") ||
+		!strings.Contains(r.stderr, "read rand 4K Q1 within 16M") || !strings.Contains(r.stderr, "write rand 4K Q1 within 16M") ||
+		!strings.Contains(r.stderr, "write seq 4K Q1 each with fdatasync") {
+		t.Errorf("%d progress lines, want 82 with the spans, the write-and-flush cycle and the buffered read:\n%s", n, r.stderr)
 	}
 	ls := ioshape(t, nil, "--store", store, "drives", "--json")
 	var ds []*drive.Spec
@@ -59,6 +60,9 @@ func TestBenchMeasuresADrive(t *testing.T) {
 	// system call, a sleep and a wake-up), and never milliseconds.
 	if w := d.WaitUs; w == nil || !(*w > 0 && *w < 1000) || !strings.Contains(r.stdout, "a read waited for costs ") {
 		t.Errorf("a wait's cost %v; summary:\n%s", w, r.stdout)
+	}
+	if len(d.WriteSpans) != 3 || len(d.Spans) != 3 {
+		t.Errorf("spans: %d read, %d write, want 3 each", len(d.Spans), len(d.WriteSpans))
 	}
 	if left := countFiles(t, dir); left != 0 {
 		t.Errorf("%d files left in %s", left, dir)

@@ -72,6 +72,10 @@ type Spec struct {
 	// Empty: not measured (the latency taken as independent of position).
 	Spans     []Span `json:"spans,omitempty"`
 	SpanBytes int64  `json:"span_bytes,omitempty"`
+	// WriteSpans are the same for random 4 KiB writes: a disk's read cache
+	// serves reads near the last one, never a write, which waits for its
+	// sector to come round.
+	WriteSpans []Span `json:"write_spans,omitempty"`
 	// Provenance is where a profile built from published figures came
 	// from (nil: measured by bench).
 	Provenance *Provenance `json:"provenance,omitempty"`
@@ -340,10 +344,23 @@ const ReadAheadBytes = 2 << 20
 // drive whose latency does not depend on position (or whose spans were not
 // measured), so such a drive gives the answers it gave without them.
 func (p *Spec) DistanceFactor(distance int64) float64 {
+	return p.distanceFactor(p.Spans, distance)
+}
+
+// WriteDistanceFactor is DistanceFactor for a random write, from the
+// write spans where they were measured.
+func (p *Spec) WriteDistanceFactor(distance int64) float64 {
+	if len(p.WriteSpans) < 2 {
+		return p.DistanceFactor(distance)
+	}
+	return p.distanceFactor(p.WriteSpans, distance)
+}
+
+func (p *Spec) distanceFactor(spans []Span, distance int64) float64 {
 	if !p.Positional() {
 		return 1
 	}
-	sp := append([]Span(nil), p.Spans...)
+	sp := append([]Span(nil), spans...)
 	sort.Slice(sp, func(i, j int) bool { return sp[i].Bytes < sp[j].Bytes })
 	xs, ys := make([]float64, len(sp)), make([]float64, len(sp))
 	for i, s := range sp {

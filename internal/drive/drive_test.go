@@ -153,4 +153,24 @@ func TestDistanceFactor(t *testing.T) {
 	if f := (&Spec{}).DistanceFactor(4096); f != 1 {
 		t.Errorf("no spans: %v", f)
 	}
+	// Writes near the last request: no read cache helps them, they wait for
+	// the sector to come round. Without write spans, the read spans stand in.
+	if f := disk.WriteDistanceFactor(100 << 10); f != near {
+		t.Errorf("no write spans: write factor near %v, read factor %v", f, near)
+	}
+	disk.WriteSpans = []Span{{Bytes: 1 << 20, LatUs: 6000}, {Bytes: 16 << 20, LatUs: 8000}, {Bytes: 128 << 20, LatUs: 11000}, {Bytes: 1 << 30, LatUs: 14000}}
+	if w := disk.WriteDistanceFactor(100 << 10); !(w > near && w < 1) {
+		t.Errorf("write factor near %v, read factor near %v", w, near)
+	}
+	sum = 0
+	for range 20000 {
+		a, b := rng.Int64N(1<<30), rng.Int64N(1<<30)
+		sum += disk.WriteDistanceFactor(max(a-b, b-a))
+	}
+	if m := sum / 20000; m < 0.97 || m > 1.03 {
+		t.Errorf("random writes within the grid's span: mean factor %v, want 1", m)
+	}
+	if flash.WriteSpans = disk.WriteSpans; flash.WriteDistanceFactor(4096) != 1 {
+		t.Error("a drive whose reads do not depend on position: writes taken as if they did")
+	}
 }

@@ -694,7 +694,7 @@ func requestOn(d *latencies, r *request, access string, fallback float64) (us fl
 	}
 	us = serviceOr(d, r.write, access, r.size, float64(r.depth), fallback)
 	if access == "rand" && r.distance >= 0 && d != nil && us != fallback {
-		us *= d.distanceFactor(r.distance)
+		us *= d.distanceFactor(r.write, r.distance)
 	}
 	return us, false
 }
@@ -764,23 +764,29 @@ func (l *latencies) deviceTime(us, recorded float64, shared bool, depth int) flo
 type latencies struct {
 	d    *drive.Spec
 	memo map[latKey]float64
-	// byDistance remembers DistanceFactor by quarter doublings of the
-	// distance.
-	byDistance map[int]float64
+	// byDistance remembers DistanceFactor by direction and quarter
+	// doublings of the distance.
+	byDistance map[[2]int]float64
 }
 
-// distanceFactor is the drive's DistanceFactor, remembered by quarter
-// doublings (a disk's seek changes little within one).
-func (l *latencies) distanceFactor(distance int64) float64 {
+// distanceFactor is the drive's DistanceFactor (WriteDistanceFactor for
+// a write), remembered by quarter doublings (a disk's seek changes little
+// within one).
+func (l *latencies) distanceFactor(write bool, distance int64) float64 {
 	k := int(4 * math.Log2(float64(max(distance, 1))))
-	if f, ok := l.byDistance[k]; ok {
+	key := [2]int{boolIdx(write), k}
+	if f, ok := l.byDistance[key]; ok {
 		return f
 	}
 	if l.byDistance == nil {
-		l.byDistance = map[int]float64{}
+		l.byDistance = map[[2]int]float64{}
 	}
-	f := l.d.DistanceFactor(int64(math.Exp2(float64(k) / 4)))
-	l.byDistance[k] = f
+	at := int64(math.Exp2(float64(k) / 4))
+	f := l.d.DistanceFactor(at)
+	if write {
+		f = l.d.WriteDistanceFactor(at)
+	}
+	l.byDistance[key] = f
 	return f
 }
 
