@@ -154,6 +154,11 @@ func TestOnAMountOfTheTrace(t *testing.T) {
 	if _, ok := mountedAt(devs, "relative/dir"); ok {
 		t.Error("a relative path matched a mount")
 	}
+	// A device mounted twice: its other mount points count too.
+	devs = append(devs, event.Device{Major: 7, Minor: 2, Name: "loop2", Mount: "/var/tmp/disk", Mounts: []string{"/var/tmp/vda", "/var/tmp/slow"}})
+	if got, ok := mountedAt(devs, "/var/tmp/slow/tree"); !ok || got != (event.Dev{Major: 7, Minor: 2}) {
+		t.Errorf("under a second mount point: %v %v", got, ok)
+	}
 }
 
 // --on a directory here, on a device the trace knows, is that device,

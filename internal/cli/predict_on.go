@@ -109,15 +109,17 @@ func mountedAt(devs []event.Device, path string) (event.Dev, bool) {
 		return event.Dev{}, false
 	}
 	path = filepath.Clean(path)
-	var best event.Device
+	var best event.Dev
+	longest := ""
 	for _, d := range devs {
-		m := d.Mount
-		if m == "" || len(m) <= len(best.Mount) {
-			continue
-		}
-		if path == m || strings.HasPrefix(path, strings.TrimSuffix(m, "/")+"/") {
-			best = d
+		for _, m := range append([]string{d.Mount}, d.Mounts...) {
+			if m == "" || len(m) <= len(longest) {
+				continue
+			}
+			if path == m || strings.HasPrefix(path, strings.TrimSuffix(m, "/")+"/") {
+				best, longest = event.Dev{Major: d.Major, Minor: d.Minor}, m
+			}
 		}
 	}
-	return event.Dev{Major: best.Major, Minor: best.Minor}, best.Mount != ""
+	return best, longest != ""
 }

@@ -159,12 +159,14 @@ func (d Dev) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
 // Device names a device number seen in a trace: what the tracer learned of
 // it from the system (sysfs, the mount table) or from its own output.
 type Device struct {
-	Major  uint32 `json:"major"`
-	Minor  uint32 `json:"minor"`
-	Name   string `json:"name"`
-	Disk   string `json:"disk,omitempty"` // the whole disk a partition belongs to
-	Mount  string `json:"mount,omitempty"`
-	FSType string `json:"fstype,omitempty"`
+	Major uint32 `json:"major"`
+	Minor uint32 `json:"minor"`
+	Name  string `json:"name"`
+	Disk  string `json:"disk,omitempty"` // the whole disk a partition belongs to
+	Mount string `json:"mount,omitempty"`
+	// Mounts are its other mount points (a bind mount, a second mount).
+	Mounts []string `json:"mounts,omitempty"`
+	FSType string   `json:"fstype,omitempty"`
 	// BioBased: the driver takes bios directly (zram, brd, pmem), serving
 	// them in the submitter's context, on its CPU, before it returns.
 	BioBased bool `json:"bio_based,omitempty"`

@@ -27,7 +27,7 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 	if len(devs) == 0 {
 		return nil
 	}
-	mounts := map[string][2]string{}
+	mounts := map[string]*mountPoints{}
 	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
 		mounts = parseMountinfo(f)
 		f.Close()
@@ -52,9 +52,9 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 			td.Lower = loopLower(disk)
 		}
 		if m, ok := mounts[d.String()]; ok {
-			td.Mount, td.FSType = m[0], m[1]
+			td.Mount, td.FSType, td.Mounts = m.first, m.fstype, m.others
 			if td.Name == d.String() {
-				td.Name = m[1] + ":" + m[0]
+				td.Name = m.fstype + ":" + m.first
 			}
 		}
 		out = append(out, td)

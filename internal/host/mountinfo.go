@@ -6,10 +6,22 @@ import (
 	"strings"
 )
 
-// parseMountinfo maps each "major:minor" to its first mount point and
-// file system type.
-func parseMountinfo(r io.Reader) map[string][2]string {
-	mounts := map[string][2]string{}
+// mountPoints are a device's mount points and its file system type: the
+// first mounted, then the others (a bind mount, a second mount), at most
+// maxMounts of those.
+type mountPoints struct {
+	first, fstype string
+	others        []string
+}
+
+// maxMounts bounds the other mount points kept of one device (a
+// container host binds one file system into hundreds of places).
+const maxMounts = 16
+
+// parseMountinfo maps each "major:minor" to its mount points and file
+// system type.
+func parseMountinfo(r io.Reader) map[string]*mountPoints {
+	mounts := map[string]*mountPoints{}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		// id parent major:minor root mountpoint opts... - fstype source superopts
@@ -22,8 +34,12 @@ func parseMountinfo(r io.Reader) map[string][2]string {
 			}
 		}
 		if len(fs) > 4 && sep > 0 && sep+1 < len(fs) {
-			if _, ok := mounts[fs[2]]; !ok {
-				mounts[fs[2]] = [2]string{unescapeMount(fs[4]), fs[sep+1]}
+			at := unescapeMount(fs[4])
+			switch m := mounts[fs[2]]; {
+			case m == nil:
+				mounts[fs[2]] = &mountPoints{first: at, fstype: fs[sep+1]}
+			case len(m.others) < maxMounts:
+				m.others = append(m.others, at)
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,8 +19,26 @@ func TestParseMountinfoUnescapes(t *testing.T) {
 		"8:3": {"/plain", "ext4"},
 	}
 	for k, w := range want {
-		if got[k] != w {
-			t.Errorf("%s: %q, want %q", k, got[k], w)
+		if m := got[k]; m == nil || m.first != w[0] || m.fstype != w[1] {
+			t.Errorf("%s: %+v, want %q", k, m, w)
 		}
+	}
+}
+
+// A device mounted twice (a bind mount) keeps its first mount point and
+// the others, at most maxMounts of them.
+func TestParseMountinfoEveryMountPoint(t *testing.T) {
+	in := "36 25 7:1 / /var/tmp/disk rw - ext4 /dev/loop1 rw\n" +
+		"37 25 7:1 /vda /var/tmp/vda rw - ext4 /dev/loop1 rw\n" +
+		"38 25 7:1 /slow /var/tmp/slow rw - ext4 /dev/loop1 rw\n"
+	for i := range maxMounts + 5 {
+		in += fmt.Sprintf("%d 25 8:1 /x /bind%d rw - ext4 /dev/sda1 rw\n", 40+i, i)
+	}
+	got := parseMountinfo(strings.NewReader(in))
+	if m := got["7:1"]; m == nil || m.first != "/var/tmp/disk" || !slices.Equal(m.others, []string{"/var/tmp/vda", "/var/tmp/slow"}) {
+		t.Errorf("7:1: %+v", m)
+	}
+	if m := got["8:1"]; m == nil || m.first != "/bind0" || len(m.others) != maxMounts {
+		t.Errorf("8:1: %+v", m)
 	}
 }
