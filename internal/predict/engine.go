@@ -697,15 +697,21 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 	}
 	window := int64(e.to.ReadaheadKB) << 10
 	lo := max(0, r.offset+r.size/2-window/2)
+	// Pages an earlier window read are in the page cache: the kernel
+	// reads only the rest.
+	read := window - w.overlap(lo, lo+window)
 	w.add(lo, lo+window)
-	chunk := window
+	if read <= 0 {
+		return 0, true
+	}
+	chunk := read
 	if e.to.MaxRequestKB > 0 {
 		chunk = min(chunk, int64(e.to.MaxRequestKB)<<10)
 	}
 	first := *r
 	first.size = chunk
 	us, _ := requestOn(e.latTo, &first, access, math.NaN())
-	if rest := window - chunk; rest > 0 {
+	if rest := read - first.size; rest > 0 {
 		us += e.latTo.get(latKey{kind: latStream, size: rest})
 	}
 	if math.IsNaN(us) {
@@ -727,6 +733,26 @@ func (w *readWindows) covers(lo, hi int64) bool {
 		}
 	}
 	return false
+}
+
+// overlap is how much of [lo, hi) the remembered windows hold.
+func (w *readWindows) overlap(lo, hi int64) int64 {
+	var parts [][2]int64
+	for i := range w.n {
+		if a, b := max(lo, w.lo[i]), min(hi, w.hi[i]); a < b {
+			parts = append(parts, [2]int64{a, b})
+		}
+	}
+	slices.SortFunc(parts, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
+	var held, end int64 = 0, lo
+	for _, p := range parts {
+		if p[1] <= end {
+			continue
+		}
+		held += p[1] - max(p[0], end)
+		end = p[1]
+	}
+	return held
 }
 
 func (w *readWindows) add(lo, hi int64) {

@@ -679,6 +679,15 @@ func TestWiderReadaheadWindow(t *testing.T) {
 		t.Errorf("faults far apart: %v s with a wide window, %v s without (each reads a whole window)", w, n)
 	}
 	near(t, "requests smaller than the window", predict(wide, together, 16<<10), predict(narrow, together, 16<<10))
+	// Faults 1 MiB apart: each 2 MiB window half read by the one before,
+	// the kernel reads only the other half.
+	var stepped []int64
+	for i := range int64(16) {
+		stepped = append(stepped, (1<<30)+i<<20)
+	}
+	if s, a := predict(wide, stepped, 128<<10), predict(wide, apart, 128<<10); !(s-outside < 0.7*(a-outside)) {
+		t.Errorf("windows half read already: %v s, none read: %v s", s, a)
+	}
 }
 
 // A stream's requests in flight together, all its own, took what the
