@@ -130,7 +130,8 @@ func (f *front) add(e *event.Event) {
 		kernel := e.Flags&event.FlagKernel != 0
 		flush := e.Op == event.Flush
 		r := blockIO{start: e.Start, end: e.End, size: e.Size, offset: e.Offset, pid: e.Pid, tid: e.Tid, dev: e.Dev,
-			write: w || flush, flush: flush, kernel: kernel, flusher: kernel && isFlusher(e.Comm), readahead: e.Flags&event.FlagReadahead != 0}
+			write: w || flush, flush: flush, kernel: kernel, flusher: kernel && isFlusher(e.Comm), pastThrottle: kernel && pastThrottle(e.Comm),
+			readahead: e.Flags&event.FlagReadahead != 0}
 		f.addRequest(&r)
 		return
 	}
@@ -302,7 +303,7 @@ func (e *engine) serve(arrived []blockIO) {
 		own := ends.byPid[r.pid] == ends.len() // its process's requests alone on the device
 		recorded := float64(r.end-r.start) / 1e3
 		lf, lt := e.latFrom, e.latTo
-		if r.flusher && r.write {
+		if r.pastThrottle && r.write {
 			lf, lt = e.latFlushFrom, e.latFlushTo
 		}
 		if us, ok := e.widerWindow(r, access); ok {

@@ -192,9 +192,12 @@ type blockIO struct {
 	kernel       bool
 	// flusher: issued by a kernel thread that writes back or journals for
 	// everyone (not a per-CPU worker dispatching someone's held I/O).
-	flusher   bool
-	readahead bool
-	flush     bool // a cache flush (counted among the writes)
+	flusher bool
+	// pastThrottle: issued by a kernel thread whose writes a cgroup v1
+	// throttle does not hold (the flushers, the journal, kblockd).
+	pastThrottle bool
+	readahead    bool
+	flush        bool // a cache flush (counted among the writes)
 }
 
 func sharedAmong(shared bool, together float64) float64 {
@@ -284,6 +287,16 @@ func (b *Builder) Stream(tos []To, froms []From) {
 // worker (kworker/1:1) dispatching a throttled cgroup's held bios is not.
 func isFlusher(comm string) bool {
 	return strings.HasPrefix(comm, "kworker/u") || strings.HasPrefix(comm, "jbd2/")
+}
+
+// pastThrottle says whether a kernel thread's writes go past a cgroup v1
+// throttle: the flushers' and the journal's, and those of kblockd's
+// high-priority per-CPU workers (kworker/1:0H), which send on the steps
+// of a flush sequence — a journal's commit block after the flush before
+// it. A per-CPU worker (kworker/1:1) dispatching a throttled cgroup's
+// held bios is not.
+func pastThrottle(comm string) bool {
+	return isFlusher(comm) || strings.HasPrefix(comm, "kworker/") && strings.HasSuffix(comm, "H")
 }
 
 // SetUnthrottled gives the profiles, without the recording's and the new

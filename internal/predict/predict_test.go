@@ -922,3 +922,18 @@ func TestWaitCostWhereOneDriveSleeps(t *testing.T) {
 	res, _ = b.Predict(withWait(ram, 1), withWait(flat("disk", 106, 1), 10), end, nil)
 	near(t, "from a bio-based drive", res.PredictedS, 1000*(50+100-5+106)*1e-6)
 }
+
+// The threads whose writes go past a cgroup v1 throttle: the flushers,
+// the journal, and kblockd's high-priority workers sending on a flush
+// sequence's steps; not a per-CPU worker dispatching a throttled cgroup's
+// held bios, nor a process.
+func TestFlushers(t *testing.T) {
+	for comm, want := range map[string]bool{
+		"kworker/u8:2": true, "jbd2/loop1-8": true, "kworker/1:0H": true, "kworker/0:1H": true,
+		"kworker/1:1": false, "kworker/0:2": false, "dd": false, "H": false,
+	} {
+		if got := pastThrottle(comm); got != want {
+			t.Errorf("pastThrottle(%q) = %v", comm, got)
+		}
+	}
+}
