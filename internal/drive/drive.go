@@ -175,7 +175,7 @@ func Coarse(name string, read, write []float64) (*Spec, error) {
 // ServiceUs is how long the drive takes to complete one request of this
 // shape when inflight requests are outstanding (the request's own
 // included): the measured mean latency, interpolated piecewise linearly on
-// log₂ size and log₂ in-flight count. Beyond the largest depth measured,
+// log₂ size, and its log on log₂ in-flight count. Beyond the largest depth measured,
 // the drive is taken as saturated (latency grows with the queue, by
 // Little's law); below the grid's sizes, as at its smallest.
 func (p *Spec) ServiceUs(op, access string, size int64, inflight float64) float64 {
@@ -194,16 +194,22 @@ func (p *Spec) ServiceUs(op, access string, size int64, inflight float64) float6
 		depths = append(depths, d)
 	}
 	sort.Ints(depths)
+	// Between measured depths the latency goes as a power of the depth:
+	// constant where the drive has room (IOPS grow with the depth),
+	// proportional where it is saturated (Little's law) — a straight
+	// line between the logs. Linear in the latency, 1 MiB reads eight at
+	// a time behind a 40 MB/s throttle came out at 24.5 MB/s between 43.6
+	// at four and 40 at 32.
 	xs, ys := make([]float64, 0, len(depths)), make([]float64, 0, len(depths))
 	for _, d := range depths {
 		xs = append(xs, math.Log2(float64(d)))
-		ys = append(ys, latAtSize(byDepth[d], size))
+		ys = append(ys, math.Log(latAtSize(byDepth[d], size)))
 	}
 	top := depths[len(depths)-1]
 	if inflight > float64(top) {
-		return ys[len(ys)-1] * inflight / float64(top)
+		return math.Exp(ys[len(ys)-1]) * inflight / float64(top)
 	}
-	return along(xs, ys, math.Log2(inflight))
+	return math.Exp(along(xs, ys, math.Log2(inflight)))
 }
 
 // StreamUs is the wall time a buffered sequential read of size bytes

@@ -20,6 +20,20 @@ func grid() *Spec {
 	return p
 }
 
+// A saturated drive (a throttle) moves the same MB/s at every depth:
+// between two measured depths too, its latency growing with the depth.
+func TestServiceSaturated(t *testing.T) {
+	p := &Spec{}
+	for _, d := range []int{1, 4, 32} {
+		p.Points = append(p.Points, Point{Op: "read", Access: "seq", SizeBytes: 1 << 20, Depth: d, Jobs: 1, LatUs: float64(d) * 26000})
+	}
+	for _, q := range []float64{2, 8, 16} {
+		if got := p.MBs("read", "seq", 1<<20, q); math.Abs(got-40.33) > 0.01 {
+			t.Errorf("Q%v: %v MB/s, want the 40.33 of every measured depth", q, got)
+		}
+	}
+}
+
 func TestServiceInterpolates(t *testing.T) {
 	p := grid()
 	for _, c := range []struct {
@@ -30,7 +44,7 @@ func TestServiceInterpolates(t *testing.T) {
 		{4096, 1, 54},                 // measured
 		{65536, 4, 2 * 114},           // measured
 		{16384, 1, 54 + (114-54)*0.5}, // log₂ 16 KiB is halfway from 4 to 64 KiB
-		{4096, 2, 54 * 1.5},           // log₂ 2 is halfway from 1 to 4
+		{4096, 2, 54 * math.Sqrt2},    // log₂ 2 is halfway from 1 to 4: the latencies' geometric mean
 		{4096, 8, 2 * 54 * 2},         // beyond the grid: saturated, Little's law
 		{512, 1, 54},                  // below the smallest size: as at it
 		{1 << 20, 1, 114 + (1<<20-65536)/(float64(65536-4096)/60)}, // beyond the largest: its transfer rate
@@ -40,7 +54,7 @@ func TestServiceInterpolates(t *testing.T) {
 		}
 	}
 	// No sequential reads measured: the random ones stand in.
-	if got := p.ServiceUs("read", "seq", 4096, 1); got != 54 {
+	if got := p.ServiceUs("read", "seq", 4096, 1); math.Abs(got-54) > 1e-9 {
 		t.Errorf("seq stand-in: %v", got)
 	}
 	if got := p.ServiceUs("write", "seq", 4096, 1); !math.IsNaN(got) {
@@ -95,8 +109,8 @@ func TestStreamUs(t *testing.T) {
 		}
 	}
 	// 4 MiB chunks, two in flight: latency interpolated between depths 1
-	// and 4 on log₂ depth, halved; 128 KiB takes 1/32 of that.
-	lat2 := (4.0*(1<<20)/1000 + 4*4.0*(1<<20)/2000) / 2
+	// and 4 on log₂ depth (its log), halved; 128 KiB takes 1/32 of that.
+	lat2 := math.Sqrt(4.0 * (1 << 20) / 1000 * 4 * 4.0 * (1 << 20) / 2000)
 	if got, want := p.StreamUs(128<<10), lat2/2/32; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("StreamUs(128 KiB) = %v µs, want %v", got, want)
 	}
