@@ -152,18 +152,6 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		waitTest := direct && t == Test{Op: "read", Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1} && !host.IOThrottled(p.Cgroup)
 		before, counted := deviceReads(p.Device)
 		pt, err := runOne(ctx, fio, file, cfg.Size, t, each, direct)
-		if err == nil && settleTime(pt) > each {
-			// A queue that takes a good part of the run to go round once
-			// (a slow or throttled drive at depth) is measured again, long
-			// enough for its rate to settle.
-			if !direct {
-				err = dropCaches()
-			}
-			if err == nil {
-				before, counted = deviceReads(p.Device)
-				pt, err = runOne(ctx, fio, file, cfg.Size, t, settleTime(pt), direct)
-			}
-		}
 		if err != nil {
 			return nil, fioFailed(ctx, t, err)
 		}
@@ -222,18 +210,6 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	}
 	return p, p.Validate()
 }
-
-// settleTime is how long a test must run for its rate to settle: eight
-// of its requests' latencies (each one went round the queue once), at
-// most maxSettle. Behind a 40 MB/s throttle, 1 MiB reads eight at a time
-// take 200 ms each: a run of half a second measured 25 MB/s, one of 5 s
-// the throttle's 40.
-func settleTime(pt drive.Point) time.Duration {
-	return min(time.Duration(8*pt.LatUs)*time.Microsecond, maxSettle)
-}
-
-// maxSettle bounds a test run again to settle.
-const maxSettle = 4 * time.Second
 
 // waitCost is what a read waited for costs beyond the device's time: fio's
 // mean latency less the device's mean over the reads it counted in the
