@@ -28,8 +28,8 @@ func newBenchCommand(g *globals) *cobra.Command {
 		Long: `Bench measures a drive with fio, on a file it creates and removes: reads and writes,
 sequential and random, 4 KiB to 1 MiB, 1, 4 and 32 requests in flight, and
 CrystalDiskMark's RND4K Q32T16 — direct I/O, one short run each — then random
-reads within 1, 16 and 128 MiB and the whole file (a disk's seek grows with
-the distance), then 4 KiB writes each followed by fdatasync (the flush an fsync
+reads and writes within 1, 16 and 128 MiB and the whole file (a disk's seek
+grows with the distance; its read cache serves only reads), then 4 KiB writes each followed by fdatasync (the flush an fsync
 waits for, and the write after it; beside the random 4 KiB reads one at a time,
 the device's own time from its counters: what waiting costs beyond it), then, as root, the CPU a buffered read from a cold cache costs per MiB there (a slow
 drive makes the page cache's copies dearer; predict uses it). It prints a line
