@@ -122,7 +122,7 @@ func (s *Session) start() (*tracer, error) {
 		statusW.Close()
 		return nil, err
 	}
-	err = cmd.Start()
+	err = session.StartChild(cmd)
 	statusW.Close()
 	if err != nil {
 		statusR.Close()

@@ -148,7 +148,7 @@ func (s *Session) start(script session.Script, roots []int) (*tracer, error) {
 	if err == nil {
 		var stderr io.ReadCloser
 		if stderr, err = cmd.StderrPipe(); err == nil {
-			if err = cmd.Start(); err == nil {
+			if err = session.StartChild(cmd); err == nil {
 				t.cmd = cmd
 				t.readStderr(stderr)
 			}

@@ -95,7 +95,7 @@ func Start(path string, args []string, fan *session.Fan, opts Options) (*Proc, e
 	if err != nil {
 		return nil, err
 	}
-	if err := p.cmd.Start(); err != nil {
+	if err := session.StartChild(p.cmd); err != nil {
 		return nil, fmt.Errorf("cannot start fs_usage: %w", err)
 	}
 	in := session.NewFlushingReader(stdout, nil)

@@ -186,7 +186,7 @@ func StartHelper(cfg Config, command []string) (*Helper, error) {
 	h.cmd.Env = append(os.Environ(), helperEnv+"="+spec)
 	std, closeStd := ChildStdio(cfg)
 	h.cmd.ExtraFiles = append(std, statusW, goR)
-	err = h.cmd.Start()
+	err = StartChild(h.cmd)
 	closeStd()
 	statusW.Close()
 	goR.Close()

@@ -172,6 +172,12 @@ func (l *loop) run(ctx context.Context) {
 		case batch, ok := <-records:
 			if !ok {
 				records = nil
+				if l.marks > 0 {
+					// It ended before the marks came back (not stopped
+					// by us): what its buffers still held is gone.
+					l.markTimer, l.marks = nil, 0
+					l.st.warn(fmt.Sprintf("%s ended by itself before it had read back its buffers: whatever they still held is missing and not counted", l.plan.Name))
+				}
 				break
 			}
 			l.consume(batch)

@@ -391,6 +391,41 @@ func TestLoopMarksTimeOut(t *testing.T) {
 	}
 }
 
+// A tracer that ends by itself while its marks are awaited (bpftrace
+// sent SIGINT by someone else) dropped what its buffers held: said, not
+// hidden.
+func TestLoopTracerEndsBeforeItsMarks(t *testing.T) {
+	f := newFake()
+	f.out <- []parse.Record{{Kind: parse.KindReady, N: 1}}
+	m := &markingTracer{fakeTracer: f, backlog: backlog(10), cpus: 2, sink: &memSink{}}
+	ended := &endingMarker{markingTracer: m}
+	plan := Plan{Name: "fake", Remedy: "none", Start: func(int) (Tracer, error) { return ended, nil }}
+	cfg := Config{Target: Target{All: true, Duration: 20 * time.Millisecond}, Grace: 5 * time.Second}
+	start := time.Now()
+	res, err := Run(context.Background(), cfg, plan, m.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v: the loop waited out the grace period for a tracer already gone", took)
+	}
+	if !hasWarning(res, "ended by itself before it had read back its buffers") {
+		t.Errorf("no warning: %q", res.Warnings)
+	}
+	if hasWarning(res, "had not caught up") {
+		t.Errorf("also warned of a timeout: %q", res.Warnings)
+	}
+}
+
+// endingMarker's marks never come back: it ends as soon as they are asked
+// for.
+type endingMarker struct{ *markingTracer }
+
+func (e *endingMarker) Mark() int {
+	e.end(nil)
+	return e.cpus
+}
+
 // degradingTracer is a fake that can be turned down to the block layer.
 type degradingTracer struct {
 	*fakeTracer

@@ -45,8 +45,6 @@ func OnEachCPU(f func()) int {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		// The thread's affinity is changed for good: it stays locked, so
-		// the runtime ends it with this goroutine rather than reuse it.
 		runtime.LockOSThread()
 		for cpu := 0; cpu < 8*int(unsafe.Sizeof(set)); cpu++ {
 			if !set.IsSet(cpu) {
@@ -58,6 +56,13 @@ func OnEachCPU(f func()) int {
 				f()
 				n++
 			}
+		}
+		// The thread goes back to the runtime as it came; one whose
+		// affinity cannot be restored stays locked, and the runtime ends
+		// it with this goroutine (children are started elsewhere: see
+		// StartChild).
+		if unix.SchedSetaffinity(0, &set) == nil {
+			runtime.UnlockOSThread()
 		}
 	}()
 	<-done
