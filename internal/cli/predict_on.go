@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/tracefile"
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +35,7 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 		for _, d := range meta.Footer.Devices {
 			dev := event.Dev{Major: d.Major, Minor: d.Minor}
 			if a == d.Name || a == dev.String() || a == "/dev/"+d.Name {
-				return withDisk(dev), nil
+				return host.WithDisk(dev), nil
 			}
 		}
 		// A path here on a device the trace knows: its own device, whatever
@@ -43,20 +44,20 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 		if dev, ok := statDevice(a); ok && slices.ContainsFunc(meta.Footer.Devices, func(d event.Device) bool {
 			return d.Major == dev.Major && d.Minor == dev.Minor
 		}) {
-			return withDisk(dev), nil
+			return host.WithDisk(dev), nil
 		}
 		// A directory under a mount the trace knows: as the recording's
 		// machine had it (a device's number may differ here, or the drive
 		// be gone).
 		if dev, ok := mountedAt(meta.Footer.Devices, a); ok {
-			return withDisk(dev), nil
+			return host.WithDisk(dev), nil
 		}
 	}
 	if maj, min, ok := strings.Cut(a, ":"); ok {
 		M, err1 := strconv.ParseUint(maj, 10, 32)
 		m, err2 := strconv.ParseUint(min, 10, 32)
 		if err1 == nil && err2 == nil {
-			return withDisk(event.Dev{Major: uint32(M), Minor: uint32(m)}), nil
+			return host.WithDisk(event.Dev{Major: uint32(M), Minor: uint32(m)}), nil
 		}
 	}
 	dev, ok := statDevice(a)
@@ -64,7 +65,7 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 		_, err := os.Stat(a)
 		return nil, fmt.Errorf("not a device of the trace, a device file or a directory (%v)", err)
 	}
-	return withDisk(dev), nil
+	return host.WithDisk(dev), nil
 }
 
 // statDevice is the device a block device file names, or the device of
@@ -79,27 +80,6 @@ func statDevice(path string) (event.Dev, bool) {
 		raw = uint64(st.Rdev)
 	}
 	return event.Dev{Major: unix.Major(raw), Minor: unix.Minor(raw)}, true
-}
-
-// withDisk is a device and, for a partition, the disk it is on (Linux's
-// /sys/dev/block/M:m/partition says which it is).
-func withDisk(d event.Dev) []event.Dev {
-	out := []event.Dev{d}
-	sys := fmt.Sprintf("/sys/dev/block/%d:%d", d.Major, d.Minor)
-	if _, err := os.Stat(filepath.Join(sys, "partition")); err != nil {
-		return out
-	}
-	b, err := os.ReadFile(filepath.Join(sys, "..", "dev"))
-	if err != nil {
-		return out
-	}
-	maj, min, _ := strings.Cut(strings.TrimSpace(string(b)), ":")
-	M, err1 := strconv.ParseUint(maj, 10, 32)
-	m, err2 := strconv.ParseUint(min, 10, 32)
-	if err1 == nil && err2 == nil {
-		out = append(out, event.Dev{Major: uint32(M), Minor: uint32(m)})
-	}
-	return out
 }
 
 // mountedAt is the device whose mount in the trace holds path: the

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,10 +47,12 @@ func BioBasedDevices(sysBlock string) []uint32 {
 
 // readDev reads a sysfs "major:minor" file as major << 20 | minor.
 func readDev(path string) (uint32, bool) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, false
 	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 32)) // "major:minor\n"
 	maj, min, ok := strings.Cut(strings.TrimSpace(string(b)), ":")
 	ma, err1 := strconv.ParseUint(maj, 10, 12)
 	mi, err2 := strconv.ParseUint(min, 10, 20)

@@ -10,6 +10,10 @@ import (
 	"github.com/ioshape/ioshape/internal/event"
 )
 
+// WithDisk is the device alone: macOS traces name a partition's I/O by
+// the partition.
+func WithDisk(d event.Dev) []event.Dev { return []event.Dev{d} }
+
 // DropCaches empties the file cache with purge(8).
 func DropCaches() error {
 	syscall.Sync()

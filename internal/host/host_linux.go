@@ -80,10 +80,18 @@ func loopLower(sysDisk string) []event.Dev {
 	if d.Major == 0 { // anonymous: FUSE, tmpfs, overlay
 		return nil
 	}
+	return WithDisk(d)
+}
+
+// WithDisk is a device and, for a partition, the whole disk it is on
+// (/sys/dev/block/M:m/partition says which it is).
+func WithDisk(d event.Dev) []event.Dev {
 	out := []event.Dev{d}
 	sys := fmt.Sprintf("/sys/dev/block/%d:%d", d.Major, d.Minor)
 	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
-		if dev, ok := readDev(filepath.Join(sys, "..", "dev")); ok {
+		// The kernel resolves ".." past the symlink to the partition's
+		// directory, under its disk's; filepath.Join would drop both.
+		if dev, ok := readDev(sys + "/../dev"); ok {
 			out = append(out, event.DevFromKernel(uint64(dev)))
 		}
 	}

@@ -2,8 +2,11 @@ package host
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -43,5 +46,50 @@ func TestLoopLower(t *testing.T) {
 		if got := loopLower(sys(backing)); got != nil {
 			t.Errorf("backing %q: %v under it", backing, got)
 		}
+	}
+}
+
+// A partition's I/O may be reported under its disk: WithDisk names both;
+// a whole disk is itself alone. The partition is one added to a loop
+// device (addpart: the kernel need not read partition tables).
+func TestWithDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a partitioned loop device needs root")
+	}
+	img := filepath.Join(t.TempDir(), "parted.img")
+	if err := os.WriteFile(img, make([]byte, 4<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("losetup", "--find", "--show", img).Output()
+	if err != nil {
+		t.Fatalf("losetup: %v", err)
+	}
+	loop := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("losetup", "-d", loop).Run() })
+	if out, err := exec.Command("addpart", loop, "1", "2048", "4096").CombinedOutput(); err != nil {
+		t.Fatalf("addpart: %v %s", err, out)
+	}
+	// A partition added so outlives the loop device's detaching.
+	t.Cleanup(func() { exec.Command("delpart", loop, "1").Run() })
+	devOf := func(name string) event.Dev {
+		t.Helper()
+		var dev uint32
+		ok := false
+		for i := 0; i < 50 && !ok; i++ { // the kernel may still be scanning the table
+			if dev, ok = readDev(filepath.Join("/sys/class/block", name, "dev")); !ok {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		if !ok {
+			t.Fatalf("no %s in /sys/class/block", name)
+		}
+		return event.DevFromKernel(uint64(dev))
+	}
+	disk, part := devOf(filepath.Base(loop)), devOf(filepath.Base(loop)+"p1")
+	if got := WithDisk(part); len(got) != 2 || got[0] != part || got[1] != disk {
+		t.Errorf("partition %v: %v; want it and its disk %v", part, got, disk)
+	}
+	if got := WithDisk(disk); len(got) != 1 || got[0] != disk {
+		t.Errorf("disk %v: %v; want itself alone", disk, got)
 	}
 }
