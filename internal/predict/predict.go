@@ -685,9 +685,11 @@ func requestOn(d *latencies, r *request, access string, fallback float64) (us fl
 	if r.flush {
 		return fallback, false // a drive whose flush was not measured: as recorded
 	}
-	if r.write && access == "seq" && r.distance != 0 && d != nil && d.d.Positional() {
-		// It continues an earlier write, but the head has moved since (a
-		// journal's next block after a file's data): a disk seeks back.
+	if access == "seq" && r.distance != 0 && !r.ahead && d != nil && d.d.Positional() {
+		// It continues an earlier request, but the head has moved since
+		// (a journal's next block after a file's data; a file's next
+		// block after a directory's) and the disk's cache does not hold
+		// it: a disk seeks back.
 		access = "rand"
 	}
 	if r.readahead && !r.write && access == "seq" && r.size >= streamMin {
@@ -937,28 +939,35 @@ func accessOf(recent map[event.Dev]*devRecent, dev event.Dev, offset, size int64
 		}
 	}
 	if n := len(r.ends); n > 0 && offset >= 0 {
-		last := r.ends[n-1]
-		distance = offset - last
-		// A disk's cache holds what follows the last read (a write
-		// since spoils it).
-		ahead = r.lastRead && !write && distance > 0 && distance <= drive.ReadAheadBytes
+		distance = offset - r.ends[n-1]
 		if distance < 0 {
 			distance = -distance
 		}
 	}
-	r.ends = append(r.ends, offset+size)
+	// A disk's cache holds what follows its last read, until a write
+	// over it: requests elsewhere in between move the head, not that.
+	end := offset + size
+	ahead = !write && r.cached && offset >= r.cacheFrom && end <= r.cacheTo+drive.ReadAheadBytes
+	switch {
+	case !write && offset >= 0:
+		r.cached, r.cacheFrom, r.cacheTo = true, offset, end
+	case write && offset < r.cacheTo+drive.ReadAheadBytes && end > r.cacheFrom:
+		r.cached = false
+	}
+	r.ends = append(r.ends, end)
 	if len(r.ends) > 8 {
 		r.ends = r.ends[1:]
 	}
-	r.lastRead = !write
 	return access, distance, ahead
 }
 
 // devRecent is where a device's last requests ended (the newest last),
-// and whether the last was a read.
+// and what its cache holds: from where its last read began to where it
+// ended, and the read-ahead after it.
 type devRecent struct {
-	ends     []int64
-	lastRead bool
+	ends               []int64
+	cached             bool
+	cacheFrom, cacheTo int64
 }
 
 func secs(ns int64) float64   { return float64(ns) / 1e9 }

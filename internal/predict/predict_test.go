@@ -767,6 +767,53 @@ func TestHeadMovedBetweenWrites(t *testing.T) {
 	}
 }
 
+// A file's next block continues its last read, but a read elsewhere (a
+// directory's) came between: a disk's cache now holds what follows that,
+// and the file's read seeks back. A write elsewhere moves the head, not
+// the cache: the file's next block is still there.
+func TestHeadMovedBetweenReads(t *testing.T) {
+	spans := []drive.Span{{Bytes: 1 << 20, LatUs: 2000}, {Bytes: 16 << 20, LatUs: 5000}, {Bytes: 128 << 20, LatUs: 9000}, {Bytes: 4 << 30, LatUs: 12000}}
+	flatDisk := func(name string) *drive.Spec {
+		d := flat(name, 12000, 1)
+		for i := range d.Points {
+			if d.Points[i].Access == "seq" {
+				d.Points[i].LatUs = 100
+			}
+		}
+		return d
+	}
+	disk, flash := flatDisk("disk"), flatDisk("flash")
+	disk.Spans, disk.SpanBytes = spans, 4<<30
+	predict := func(between event.Op, to *drive.Spec) float64 {
+		b := NewBuilder()
+		var at int64
+		io := func(op event.Op, off int64) {
+			b.Add(&event.Event{Layer: event.Syscall, Op: op, Start: at, End: at + 1000*us, Size: 4096, Bytes: 4096, Offset: off,
+				Pid: 2, Tid: 2, Flags: event.FlagDirect | event.FlagBlocked, Blocked: 1000 * us})
+			b.Add(&event.Event{Layer: event.Block, Op: op, Start: at + 5*us, End: at + 995*us, Size: 4096, Bytes: 4096, Offset: off,
+				Pid: 2, Tid: 2})
+			at += 1100 * us
+		}
+		for i := range int64(50) {
+			io(event.Read, 3<<30+i*4096)    // the file's next block
+			io(between, (i*7919%500+1)<<21) // elsewhere
+		}
+		res, err := b.Predict(flat("recorded-on", 1000, 1), to, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// The file's 50 reads: a seek back each on the disk (over 3 GiB: the
+	// longest span's 12 ms), 100 µs each on flash.
+	if d, f := predict(event.Read, disk), predict(event.Read, flash); d-f < 50*0.010 {
+		t.Errorf("file reads between other reads: %v s on a disk, %v s on flash", d, f)
+	}
+	if d, f := predict(event.Write, disk), predict(event.Write, flash); math.Abs(d-f) > 50*0.002 {
+		t.Errorf("file reads between writes elsewhere: %v s on a disk, %v s on flash; want its cache to serve them", d, f)
+	}
+}
+
 // An fsync's flush takes the new drive's measured flush, and the commit
 // block written right after it the write of its write-and-flush cycle (a
 // disk without a write cache waits most of a turn); a drive whose cycle
