@@ -151,7 +151,13 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		// the device counts them, and is the drive's time, not the wait's.
 		waitTest := direct && t == Test{Op: "read", Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1} && !host.IOThrottled(p.Cgroup)
 		before, counted := deviceReads(p.Device)
-		pt, err := runOne(ctx, fio, file, cfg.Size, t, each, direct)
+		run := each
+		if waitTest {
+			// Long enough for a slow disk's reads to tell its wait (see
+			// waitCost), as its spans are.
+			run = max(each, spanRuntime)
+		}
+		pt, err := runOne(ctx, fio, file, cfg.Size, t, run, direct)
 		if err != nil {
 			return nil, fioFailed(ctx, t, err)
 		}
@@ -220,17 +226,19 @@ func waitCost(pt drive.Point, before, after reads) *float64 {
 	if n < minWaitReads || busy <= 0 {
 		return nil
 	}
-	dev := busy * 1e3 / float64(n)
-	if dev >= pt.LatUs {
+	w := pt.LatUs - busy*1e3/float64(n)
+	// The counter holds the reads' summed time in whole milliseconds, so
+	// the device's mean is known to within 1 ms ÷ n: a slow disk's few
+	// hundred reads tell a wait of tens of µs, not one of a few.
+	if w <= 0 || 1e3/float64(n) > w/4 {
 		return nil
 	}
-	w := round(pt.LatUs - dev)
+	w = round(w)
 	return &w
 }
 
-// minWaitReads is the fewest reads a device's counters (milliseconds)
-// are divided among.
-const minWaitReads = 1000
+// minWaitReads is the fewest reads a wait is taken from.
+const minWaitReads = 100
 
 // reads are a device's completed reads and the milliseconds they took,
 // summed (sysfs's stat).

@@ -23,8 +23,18 @@ func TestWaitCost(t *testing.T) {
 	if w := waitCost(pt, reads{}, reads{ios: 54398, ms: 3445}); w == nil || *w < 9.4 || *w > 9.6 {
 		t.Errorf("wait cost %v, want 72.8 − 63.33 µs", w)
 	}
-	if w := waitCost(pt, reads{}, reads{ios: 999, ms: 10}); w != nil {
-		t.Errorf("from 999 reads: %v", *w)
+	if w := waitCost(pt, reads{}, reads{ios: 99, ms: 1}); w != nil {
+		t.Errorf("from 99 reads: %v", *w)
+	}
+	// A slow drive's few hundred reads (the USB model: 2,071.5 µs in fio,
+	// 1,178 ms over 580 reads on the device) tell its 40 µs within 1.7;
+	// not 1.5 µs within 5.
+	usb := drive.Point{LatUs: 2071.5}
+	if w := waitCost(usb, reads{}, reads{ios: 580, ms: 1178}); w == nil || *w < 40 || *w > 41 {
+		t.Errorf("slow drive: wait %v, want 2071.5 − 2031.0 µs", w)
+	}
+	if w := waitCost(usb, reads{}, reads{ios: 200, ms: 414}); w != nil {
+		t.Errorf("a wait below the counter's resolution: %v", *w)
 	}
 	if w := waitCost(pt, reads{}, reads{ios: 10000, ms: 800}); w != nil {
 		t.Errorf("a device slower than fio saw: %v", *w)
