@@ -970,6 +970,36 @@ func TestWaitCostWhereOneDriveSleeps(t *testing.T) {
 	near(t, "from a bio-based drive", res.PredictedS, 1000*(50+100-5+106)*1e-6)
 }
 
+// A call that waits for two requests one after the other wakes twice, and
+// each wake-up costs the drive's wait; where the tracer's sleep covered
+// only the device's time (the wake-up waited for a CPU the drive's own
+// work held), the cost comes out of the computation.
+func TestWaitCostPerWait(t *testing.T) {
+	w := 10.0
+	disk := flat("disk", 106, 1) // 96 µs on the device, 10 waiting
+	disk.WaitUs = &w
+	ram := flat("ram", 5, 1)
+	ram.Synchronous = true
+	b := NewBuilder()
+	var at int64
+	for i := range int64(1000) {
+		off := i * 7919 % 1000 << 20
+		// 260 µs: asleep for the two requests' 192, computing 68 (20 of it
+		// the two wake-ups), then 50 µs before the next call.
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 260*us, Size: 8192, Bytes: 8192, Offset: off,
+			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 192 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 2*us, End: at + 98*us, Size: 4096, Bytes: 4096, Offset: off, Pid: 7})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 110*us, End: at + 206*us, Size: 4096, Bytes: 4096, Offset: off + 4096, Pid: 7})
+		at += 310 * us
+	}
+	res, err := b.Predict(disk, ram, at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each call: 50 + 68 − 2 × 10 + 2 × 5.
+	near(t, "two waits a call, to a bio-based drive", res.PredictedS, 1000*(50+68-20+10)*1e-6)
+}
+
 // The threads whose writes go past a cgroup v1 throttle: the flushers,
 // the journal, and kblockd's high-priority workers sending on a flush
 // sequence's steps; not a per-CPU worker dispatching a throttled cgroup's
