@@ -364,7 +364,7 @@ func TestRecordLibaioDepth16(t *testing.T) {
 	checkBlockCounted(t, s, dir)
 	sc, b := s.Syscall, s.Block
 	if sc.QueueDepth.P50 < 12 || sc.QueueDepth.P50 > 17 {
-		t.Errorf("requested (syscall) queue depth p50 %v; want close to 16", sc.QueueDepth.P50)
+		t.Errorf("requested (syscall) queue depth p50 %v over %d reads; want close to 16; warnings %q", sc.QueueDepth.P50, sc.Reads, s.Trace.Warnings)
 	}
 	if b.DeviceQueueDepth == nil || b.QueueDepth.P50 < 1 {
 		t.Fatalf("achieved (block) queue depth missing: %+v", b.QueueDepth)
