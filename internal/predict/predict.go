@@ -525,7 +525,7 @@ func (b *Builder) ratios(en *engine, from, to *drive.Spec) map[uint32]ratio {
 	byProgram := map[string]*programTime{}
 	for _, pid := range pids {
 		if en.accum.pids[pid].bound && byProgram[b.comms[pid]] == nil {
-			byProgram[b.comms[pid]] = &programTime{}
+			byProgram[b.comms[pid]] = &programTime{throttled: from != nil && from.Cgroup != "", toThrottled: to.Cgroup != ""}
 		}
 	}
 	// A program's whole is the time its processes ran, first to last
@@ -878,15 +878,19 @@ type programTime struct {
 	whole     float64 // its processes' first to last item, summed
 	newAsleep float64
 	rescaled  bool
+	// throttled: the recording drive's profile is a cgroup's limits;
+	// toThrottled: the new drive's.
+	throttled, toThrottled bool
 }
 
 // rescale is the program's time asleep for the drive (asleep), taken to a
 // drive whose time for the same requests is to instead of from. When the
 // recording drive's time fits in the program's stretch (whole), what it
 // does not explain stays (asleep − from + to: a lock, a flush, a journal
-// commit). When the stretch was shorter than the profile says (a burst a
-// throttle let through, the drive's own cache, readahead running alongside
-// the copy), both drives' times are taken at the share k that fits (whole ÷
+// commit) — except behind a cgroup's limits, where it is the throttle's.
+// When the stretch was shorter than the profile says (a burst a throttle
+// let through, the drive's own cache, readahead running alongside the
+// copy), both drives' times are taken at the share k that fits (whole ÷
 // from) — not the recorded wait times the drives' ratio, which would have a
 // recording that hardly waited predict hardly waiting on any drive; the two
 // agree where from = whole, so a profile a little off does not flip the
@@ -894,14 +898,25 @@ type programTime struct {
 // on an asynchronous drive (never on a bio-based one, which serves it on
 // the reader's CPU): its drive time is waited for only where it exceeds
 // that computation — a roofline. A bio-based recording drive's time was
-// computation, not sleep, and comes out of the computation. toSync: the
-// new drive is bio-based. On the recording drive (to = from) it is the
-// time recorded.
+// computation, not sleep, and comes out of the computation. toSync: the new
+// drive is bio-based. On the recording drive (to = from) it is the time
+// recorded.
 func (s *programTime) rescale(toSync bool) float64 {
 	if s.from <= 0 {
 		return s.asleep + s.to
 	}
 	k := math.Min(1, s.whole/s.from)
+	kFrom, kTo := k, k
+	if s.throttled && s.asleep > s.from {
+		// Behind a cgroup's limits, sleep the profile does not explain is
+		// the throttle's too (a token bucket's debt, paid later): it goes
+		// with the drive, not as a lock's would — and comes again behind
+		// limits on the new drive.
+		kFrom = s.asleep / s.from
+		if s.toThrottled {
+			kTo = kFrom
+		}
+	}
 	cpu := s.cpu
 	if !s.aheadSync {
 		cpu = math.Min(cpu, s.overlap)
@@ -912,10 +927,10 @@ func (s *programTime) rescale(toSync bool) float64 {
 		}
 		return math.Max(0, ahead-cpu)
 	}
-	serial := s.asleep - k*(s.from-s.fromAhead) + k*(s.to-s.toAhead)
+	serial := s.asleep - kFrom*(s.from-s.fromAhead) + kTo*(s.to-s.toAhead)
 	// Below zero only by the bio-based drive time that comes out of the
 	// computation.
-	return math.Max(-s.sync, serial-alongside(k*s.fromAhead, cpu, s.aheadSync)+alongside(k*s.toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
+	return math.Max(-s.sync, serial-alongside(kFrom*s.fromAhead, cpu, s.aheadSync)+alongside(kTo*s.toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
 }
 
 // wakeSlack is how long after a request's completion the sleeper it woke

@@ -1000,6 +1000,40 @@ func TestWaitCostPerWait(t *testing.T) {
 	near(t, "two waits a call, to a bio-based drive", res.PredictedS, 1000*(50+68-20+10)*1e-6)
 }
 
+// Sleep the recording drive's profile does not explain stays where it
+// was (a lock's, a journal's) — unless the profile is a cgroup's limits:
+// a token bucket's debt is the throttle's, and goes with it.
+func TestThrottlesUnexplainedSleepMoves(t *testing.T) {
+	b := NewBuilder()
+	var at int64
+	for i := range int64(1000) {
+		// 160 µs: asleep 140 around a 100 µs request, computing 20.
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 160*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 140 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
+		at += 200 * us
+	}
+	predict := func(from *drive.Spec) float64 {
+		res, err := b.Predict(from, flat("fast", 10, 1), at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	throttle := flat("throttle", 100, 1)
+	throttle.Cgroup = "/sys/fs/cgroup/blkio/slow"
+	// Each call: 40 + 20 computing and 10 on the new drive, with the 40 µs
+	// the profile leaves unexplained asleep, or without it.
+	near(t, "from a disk", predict(flat("disk", 100, 1)), 1000*(40+20+40+10)*1e-6)
+	near(t, "from a throttle", predict(throttle), 1000*(40+20+10)*1e-6)
+	// On the throttle itself, what was recorded.
+	res, err := b.Predict(throttle, throttle, at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "from the throttle to itself", res.PredictedS, 1000*200e-6-40e-6)
+}
+
 // The threads whose writes go past a cgroup v1 throttle: the flushers,
 // the journal, and kblockd's high-priority workers sending on a flush
 // sequence's steps; not a per-CPU worker dispatching a throttled cgroup's
