@@ -741,18 +741,7 @@ func TestHeadMovedBetweenWrites(t *testing.T) {
 		write((i*7919%500 + 1) << 21) // the file's data, scattered
 		write(3<<30 + i*4096)         // the journal's next block
 	}
-	spans := []drive.Span{{Bytes: 1 << 20, LatUs: 2000}, {Bytes: 16 << 20, LatUs: 5000}, {Bytes: 128 << 20, LatUs: 9000}, {Bytes: 4 << 30, LatUs: 12000}}
-	flatDisk := func(name string) *drive.Spec {
-		d := flat(name, 12000, 1)
-		for i := range d.Points {
-			if d.Points[i].Access == "seq" {
-				d.Points[i].LatUs = 100
-			}
-		}
-		return d
-	}
-	disk, flash := flatDisk("disk"), flatDisk("flash")
-	disk.Spans, disk.SpanBytes = spans, 4<<30
+	disk, flash := diskAndFlash()
 	predict := func(to *drive.Spec) float64 {
 		res, err := b.Predict(flat("recorded-on", 1000, 1), to, at, nil)
 		if err != nil {
@@ -767,12 +756,10 @@ func TestHeadMovedBetweenWrites(t *testing.T) {
 	}
 }
 
-// A file's next block continues its last read, but a read elsewhere (a
-// directory's) came between: a disk's cache now holds what follows that,
-// and the file's read seeks back. A write elsewhere moves the head, not
-// the cache: the file's next block is still there.
-func TestHeadMovedBetweenReads(t *testing.T) {
-	spans := []drive.Span{{Bytes: 1 << 20, LatUs: 2000}, {Bytes: 16 << 20, LatUs: 5000}, {Bytes: 128 << 20, LatUs: 9000}, {Bytes: 4 << 30, LatUs: 12000}}
+// diskAndFlash are two drives alike but for position: 12 ms random, 100
+// µs sequential; the disk's random latency grows with distance (2 ms
+// within 1 MiB to 12 ms over 4 GiB), the flash drive's does not.
+func diskAndFlash() (disk, flash *drive.Spec) {
 	flatDisk := func(name string) *drive.Spec {
 		d := flat(name, 12000, 1)
 		for i := range d.Points {
@@ -782,8 +769,18 @@ func TestHeadMovedBetweenReads(t *testing.T) {
 		}
 		return d
 	}
-	disk, flash := flatDisk("disk"), flatDisk("flash")
-	disk.Spans, disk.SpanBytes = spans, 4<<30
+	disk, flash = flatDisk("disk"), flatDisk("flash")
+	disk.Spans = []drive.Span{{Bytes: 1 << 20, LatUs: 2000}, {Bytes: 16 << 20, LatUs: 5000}, {Bytes: 128 << 20, LatUs: 9000}, {Bytes: 4 << 30, LatUs: 12000}}
+	disk.SpanBytes = 4 << 30
+	return disk, flash
+}
+
+// A file's next block continues its last read, but a read elsewhere (a
+// directory's) came between: a disk's cache now holds what follows that,
+// and the file's read seeks back. A write elsewhere moves the head, not
+// the cache: the file's next block is still there.
+func TestHeadMovedBetweenReads(t *testing.T) {
+	disk, flash := diskAndFlash()
 	predict := func(between event.Op, to *drive.Spec) float64 {
 		b := NewBuilder()
 		var at int64
