@@ -41,6 +41,9 @@ type Test struct {
 	// Buffered: through the page cache, from a cold cache (the CPU
 	// calibration after the grid).
 	Buffered bool
+	// SmallFiles: each request a small file of its own (the wake-up
+	// calibration).
+	SmallFiles bool
 	// Span: within a region of this many bytes (the span measurements).
 	Span int64
 	// Sync: each write followed by fdatasync (the write-and-flush cycle).
@@ -54,6 +57,9 @@ func (t Test) String() string {
 	}
 	if t.Buffered {
 		how = " buffered"
+	}
+	if t.SmallFiles {
+		how = " small files"
 	}
 	if t.Span > 0 {
 		how += " within " + sizeName(t.Span)
@@ -134,6 +140,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	if direct {
 		total += 2 // the write-and-flush cycle and the page cache's CPU (the grid ran direct)
 	}
+	total++ // the wake-up
 	each := cfg.Runtime / time.Duration(len(tests))
 	if each < 200*time.Millisecond {
 		each = 200 * time.Millisecond
@@ -201,7 +208,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 		p.SyncWrite = &sw
 		if cfg.Progress != nil {
-			cfg.Progress(total-1, total, syncWriteTest, pt)
+			cfg.Progress(total-2, total, syncWriteTest, pt)
 		}
 		cpu, pt, ok, err := measureCacheRead(ctx, fio, file, cfg.Size)
 		if err != nil {
@@ -211,7 +218,17 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			p.CacheReadCPU = &cpu
 		}
 		if ok && cfg.Progress != nil {
-			cfg.Progress(total, total, cacheReadTest, pt)
+			cfg.Progress(total-1, total, cacheReadTest, pt)
+		}
+	}
+	wake, pt, ok, err := measureWake(ctx, fio, p.Dir, p.Device, p.Synchronous)
+	if err != nil {
+		return nil, fioFailed(ctx, wakeTest, err)
+	}
+	if ok {
+		p.WakeUs = &wake
+		if cfg.Progress != nil {
+			cfg.Progress(total, total, wakeTest, pt)
 		}
 	}
 	return p, p.Validate()

@@ -29,12 +29,13 @@ func TestBenchMeasuresADrive(t *testing.T) {
 		}
 	}
 	// The grid's 74 tests, random reads and writes within 1 and 16 MiB and
-	// the whole 64 MiB file, the write-and-flush cycle and the page cache's
-	// CPU (as root: the cache is dropped for it).
-	if n := strings.Count(r.stderr, "MB/s"); n != 82 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") ||
+	// the whole 64 MiB file, the write-and-flush cycle, the page cache's
+	// CPU and the wake-up's (as root: the cache is dropped for them).
+	if n := strings.Count(r.stderr, "MB/s"); n != 83 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") ||
+		!strings.Contains(r.stderr, "read rand 4K Q1 small files") ||
 		!strings.Contains(r.stderr, "read rand 4K Q1 within 16M") || !strings.Contains(r.stderr, "write rand 4K Q1 within 16M") ||
 		!strings.Contains(r.stderr, "write seq 4K Q1 each with fdatasync") {
-		t.Errorf("%d progress lines, want 82 with the spans, the write-and-flush cycle and the buffered read:\n%s", n, r.stderr)
+		t.Errorf("%d progress lines, want 83 with the spans, the write-and-flush cycle, the buffered read and the small files:\n%s", n, r.stderr)
 	}
 	ls := ioshape(t, nil, "--store", store, "drives", "--json")
 	var ds []*drive.Spec
@@ -60,6 +61,11 @@ func TestBenchMeasuresADrive(t *testing.T) {
 	// system call, a sleep and a wake-up), and never milliseconds.
 	if w := d.WaitUs; w == nil || !(*w > 0 && *w < 1000) || !strings.Contains(r.stdout, "a read waited for costs ") {
 		t.Errorf("a wait's cost %v; summary:\n%s", w, r.stdout)
+	}
+	// Each wait adds some computation (the reader runs cold after it),
+	// never milliseconds.
+	if w := d.WakeUs; w == nil || !(*w >= 0 && *w < 1000) || !strings.Contains(r.stdout, "more of the reader's computation") {
+		t.Errorf("a wake-up's cost %v; summary:\n%s", w, r.stdout)
 	}
 	if len(d.WriteSpans) != 3 || len(d.Spans) != 3 {
 		t.Errorf("spans: %d read, %d write, want 3 each", len(d.Spans), len(d.WriteSpans))

@@ -32,7 +32,9 @@ reads and writes within 1, 16 and 128 MiB and the whole file (a disk's seek
 grows with the distance; its read cache serves only reads), then 4 KiB writes each followed by fdatasync (the flush an fsync
 waits for, and the write after it; beside the random 4 KiB reads one at a time,
 the device's own time from its counters: what waiting costs beyond it), then, as root, the CPU a buffered read from a cold cache costs per MiB there (a slow
-drive makes the page cache's copies dearer; predict uses it). It prints a line
+drive makes the page cache's copies dearer; predict uses it) and the CPU
+reading 1,000 small files from a cold cache costs beyond a warm one, per
+read (the reader runs cold after each wait). It prints a line
 per test, then the CrystalDiskMark-style summary, and keeps the result in the
 store as a drive profile ('ioshape drives'; 'ioshape predict --drive').`,
 		Example: `  sudo ioshape bench --dir /mnt/external --label external
@@ -103,6 +105,9 @@ func writeDriveSummary(g *globals, p *drive.Spec) {
 	}
 	if p.WaitUs != nil {
 		fmt.Fprintf(g.stdout, "a read waited for costs %s beyond the drive's own time (submission, sleep, wake-up)\n", units.Micros(*p.WaitUs))
+	}
+	if p.WakeUs != nil {
+		fmt.Fprintf(g.stdout, "and %s more of the reader's computation after it (it runs cold)\n", units.Micros(*p.WakeUs))
 	}
 }
 

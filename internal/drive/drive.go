@@ -46,6 +46,13 @@ type Spec struct {
 	// wake-up. A trace's block requests show the device's time; the
 	// profile's latencies hold this too. Nil: not measured.
 	WaitUs *float64 `json:"wait_us,omitempty"`
+	// WakeUs is the computation each wait adds to the waiter (µs per
+	// read the device served): small files read from a cold cache keep
+	// their reader on a CPU, or runnable, this much longer than from a
+	// warm one (a bio-based device's own time not counted) — it runs cold
+	// after each wait, and a drive whose driver keeps the CPUs busy (a USB
+	// bridge, a disk) makes it colder. Nil: not measured.
+	WakeUs *float64 `json:"wake_us,omitempty"`
 	// SyncWrite is 4 KiB direct writes one after another, each followed
 	// by fdatasync, as a journal commits (nil: not measured). FlushUs is
 	// the fdatasync's latency — the drive's cache flush with nothing left
@@ -139,6 +146,11 @@ func (p *Spec) Validate() error {
 			return fmt.Errorf("drive profile: a point is %s %s (want read or write, seq or rand)", pt.Op, pt.Access)
 		case pt.SizeBytes <= 0, pt.Depth <= 0, !(pt.LatUs > 0), math.IsInf(pt.LatUs, 0):
 			return fmt.Errorf("drive profile: a %s %s point has no size, depth or latency", pt.Op, pt.Access)
+		}
+	}
+	for _, v := range []*float64{p.WaitUs, p.WakeUs, p.CacheReadCPU} {
+		if v != nil && !(*v >= 0 && *v < 1e9) {
+			return errors.New("drive profile: a wait or CPU cost is negative or out of range")
 		}
 	}
 	return nil

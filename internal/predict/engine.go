@@ -52,6 +52,7 @@ type engine struct {
 	cacheFrom                float64 // page cache CPU ns per byte read, on each drive
 	cacheTo                  float64
 	cacheKnown               bool
+	wakeKnown                bool // both drives' wake-ups measured
 	// recordedOwn: the recorded block latencies are the recording drive's
 	// own — no cgroup's throttle held the bios before the block layer saw
 	// them. sameDrive: the new drive is the recording one.
@@ -83,6 +84,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 		const nsPerUsMiB = 1e3 / (1 << 20) // µs per MiB → ns per byte
 		e.cacheFrom, e.cacheTo, e.cacheKnown = pageCacheCPU(from)*nsPerUsMiB, pageCacheCPU(to)*nsPerUsMiB, true
 	}
+	e.wakeKnown = from != nil && from.WakeUs != nil && to.WakeUs != nil
 	return e
 }
 
@@ -536,8 +538,9 @@ func (e *engine) matchItem(it *item) {
 	if it.blocked >= 0 {
 		it.asleep = float64(min(it.blocked, it.end-it.start))
 	}
-	e.waitCost(it, e.set)
+	waits := e.waitCost(it, e.set)
 	e.cacheReadCPU(it)
+	e.wakeCPU(it, waits)
 }
 
 // driveTime is how long a set of requests (in arrival order) kept its
@@ -582,9 +585,12 @@ func (e *engine) driveTime(it *item, set []*request) {
 //
 // Each wait costs it: requests that overlap one another are waited for
 // together, one after another once each (a small file's read that sleeps
-// for its first block, then for the readahead after it).
-func (e *engine) waitCost(it *item, set []*request) {
-	waits, recSync := 0, true
+// for its first block, then for the readahead after it). It gives the
+// waits that would wake the waiter on a drive that sleeps it: a bio-based
+// drive's readahead, served one request after another on the reader's
+// CPU, would mostly run ahead of it elsewhere.
+func (e *engine) waitCost(it *item, set []*request) (wakes int) {
+	recSync, waits := true, 0
 	until := int64(math.MinInt64)
 	for _, r := range set { // in arrival order
 		if !e.moves(r.dev) {
@@ -593,6 +599,9 @@ func (e *engine) waitCost(it *item, set []*request) {
 		recSync = recSync && e.b.synchronous[r.dev]
 		if r.start >= until {
 			waits++
+			if !e.b.synchronous[r.dev] || !r.readahead {
+				wakes++
+			}
 		}
 		until = max(until, r.end)
 	}
@@ -606,9 +615,22 @@ func (e *engine) waitCost(it *item, set []*request) {
 		// as a bio-based drive's time does.
 		cost := math.Min(n**e.from.WaitUs*1e3, math.Max(0, it.len()-it.syncNs))
 		it.fromNs += cost
-		it.syncNs += cost
+		if !e.wakeKnown {
+			it.syncNs += cost
+		}
 	case recSync && !e.to.Synchronous && e.to.WaitUs != nil:
 		it.toNs += n * *e.to.WaitUs * 1e3
+	}
+	return wakes
+}
+
+// wakeCPU moves the computation after each of an item's waits by what the
+// two drives' wake-ups cost (drive.Spec.WakeUs): the reader runs colder
+// after waiting for a drive whose driver kept the CPUs busy, in the call
+// and after it.
+func (e *engine) wakeCPU(it *item, waits int) {
+	if e.wakeKnown && waits > 0 && !e.sameDrive {
+		it.cpuDelta += float64(waits) * (*e.to.WakeUs - *e.from.WakeUs) * 1e3
 	}
 }
 

@@ -967,6 +967,30 @@ func TestWaitCostWhereOneDriveSleeps(t *testing.T) {
 	near(t, "from a bio-based drive", res.PredictedS, 1000*(50+100-5+106)*1e-6)
 }
 
+// The computation after each wait moves by the two drives' wake-ups
+// (drive.Spec.WakeUs): a reader runs colder after waiting for a drive
+// whose driver kept the CPUs busy. What comes off is at most the thread's
+// computation since its last call and in this one.
+func TestWakeCostPerWait(t *testing.T) {
+	withWake := func(p *drive.Spec, w float64) *drive.Spec {
+		p.WakeUs = &w
+		return p
+	}
+	// 1000 reads, each a 120 µs call around a 96 µs request, 50 µs apart.
+	b := NewBuilder()
+	end := chain(b, 7, 1000, 0, 120, 96, 50)
+	res, _ := b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
+	near(t, "to a drive that wakes colder", res.PredictedS, 1000*(50+120+20)*1e-6)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), withWake(flat("warmer", 96, 1), 10), end, nil)
+	near(t, "to a drive that wakes warmer", res.PredictedS, 1000*(50+120-20)*1e-6)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), flat("unmeasured", 96, 1), end, nil)
+	near(t, "one drive's unmeasured", res.PredictedS, 1000*(50+120)*1e-6)
+	// A cut beyond the computation: the 50 µs before each call (the call
+	// slept through, as far as the trace says).
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 500), withWake(flat("warmer", 96, 1), 0), end, nil)
+	near(t, "no more than the computation", res.PredictedS, 1000*120*1e-6)
+}
+
 // A call that waits for two requests one after the other wakes twice, and
 // each wake-up costs the drive's wait; where the tracer's sleep covered
 // only the device's time (the wake-up waited for a CPU the drive's own
