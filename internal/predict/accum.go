@@ -48,6 +48,7 @@ type waitSums struct {
 	cpu                float64 // computation, in and between its threads' items
 	overlap            float64 // readahead's recorded time not slept through
 	fromAhead, toAhead float64 // readahead's share of from and to
+	stay, stayAhead    float64 // from (= to) on devices that do not move, and its readahead's share
 	sync               float64 // from spent on its CPU (bio-based devices)
 	aheadSync          bool    // its readahead was on a bio-based device
 	cpuDelta           float64 // how its computation changes on the new drive
@@ -61,6 +62,8 @@ func (w *waitSums) merge(o *waitSums) {
 	w.overlap += o.overlap
 	w.fromAhead += o.fromAhead
 	w.toAhead += o.toAhead
+	w.stay += o.stay
+	w.stayAhead += o.stayAhead
 	w.sync += o.sync
 	w.aheadSync = w.aheadSync || o.aheadSync
 	w.cpuDelta += o.cpuDelta
@@ -140,7 +143,7 @@ func (a *accumulator) add(it *item) {
 	}
 	if it.bound {
 		p.bound = true
-		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs,
+		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs, stay: it.stayNs, stayAhead: it.stayAheadNs,
 			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep)})
 	}
 	p.cpu += math.Max(0, it.len()-it.asleep-it.syncNs)

@@ -552,6 +552,7 @@ func (e *engine) matchItem(it *item) {
 func (e *engine) driveTime(it *item, set []*request) {
 	var ends inFlight
 	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs, it.aheadSync = 0, 0, 0, 0, 0, 0, false
+	it.stayNs, it.stayAheadNs = 0, 0
 	it.readBytes = 0
 	for _, r := range set {
 		ends.completeUpTo(r.start)
@@ -563,9 +564,16 @@ func (e *engine) driveTime(it *item, set []*request) {
 		if !r.write {
 			it.readBytes += r.size
 		}
+		stays := !e.moves(r.dev)
+		if stays {
+			it.stayNs += from
+		}
 		if r.readahead && !r.write {
 			it.fromAheadNs += from
 			it.toAheadNs += to
+			if stays {
+				it.stayAheadNs += from
+			}
 			it.recAheadNs += float64(r.end-r.start) / together
 			it.aheadSync = it.aheadSync || e.b.synchronous[r.dev]
 		}

@@ -139,7 +139,10 @@ type item struct {
 	// time on bio-based devices for the caller's own requests, spent on
 	// its CPU, not asleep.
 	fromAheadNs, toAheadNs, syncNs float64
-	aheadSync                      bool // some of the readahead was on a bio-based device
+	// stayNs is the time of its requests on devices that do not move (the
+	// same on both drives), stayAheadNs the readahead's share of it.
+	stayNs, stayAheadNs float64
+	aheadSync           bool // some of the readahead was on a bio-based device
 	// recAheadNs is the readahead's recorded time (its wall time: shared
 	// among the requests in flight together).
 	recAheadNs float64
@@ -935,10 +938,14 @@ func (s *programTime) rescale(toSync bool) float64 {
 		}
 		return math.Max(0, ahead-cpu)
 	}
-	serial := s.asleep - kFrom*(s.from-s.fromAhead) + kTo*(s.to-s.toAhead)
+	// Requests on devices that do not move take the same time on both
+	// sides: at the recording's share.
+	stay := s.stay - s.stayAhead
+	serial := s.asleep - kFrom*(s.from-s.fromAhead) + kTo*(s.to-s.toAhead-stay) + kFrom*stay
+	toAhead := kTo*(s.toAhead-s.stayAhead) + kFrom*s.stayAhead
 	// Below zero only by the bio-based drive time that comes out of the
 	// computation.
-	return math.Max(-s.sync, serial-alongside(kFrom*s.fromAhead, cpu, s.aheadSync)+alongside(kTo*s.toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
+	return math.Max(-s.sync, serial-alongside(kFrom*s.fromAhead, cpu, s.aheadSync)+alongside(toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
 }
 
 // wakeSlack is how long after a request's completion the sleeper it woke

@@ -635,6 +635,20 @@ func TestMoveOnly(t *testing.T) {
 	near(t, "one moved", one.PredictedS, 200*(150-96+960)*1e-6+200*150e-6)
 }
 
+// What stays stays at the recording's time, also where the recording
+// beat its drive's profile: only the moving devices' time is taken at the
+// new drive's.
+func TestStayingDeviceAtTheRecordingsShare(t *testing.T) {
+	b := NewBuilder()
+	b.SetRecordedThrottled(true) // the profile stands for the latencies
+	b.MoveOnly([]event.Dev{{Major: 7, Minor: 3}})
+	end := chain(b, 7, 1000, 0, 120, 96, 50) // all on 0:0, which stays
+	from := flat("cached", 400, 1)
+	on, _ := b.Predict(from, flat("cached", 400, 1), end, nil)
+	other, _ := b.Predict(from, flat("other", 900, 1), end, nil)
+	near(t, "nothing moved", other.PredictedS, on.PredictedS)
+}
+
 // faults adds n page faults of one process: a readahead request of size
 // at each offset, 100 µs apart, each taking 50 µs.
 func faults(b *Builder, offsets []int64, size int64) int64 {
