@@ -331,8 +331,11 @@ func (e *engine) serve(arrived []blockIO) {
 			r.fromUs, r.fromShared = requestOn(lf, r, access, recorded)
 			r.fromUs = lf.deviceTime(r.fromUs, recorded, r.fromShared, r.depth)
 		}
-		if !e.moves(r.dev) { // stays where it was: its time does not change
-			r.toUs, r.toShared = r.fromUs, r.fromShared
+		if !e.moves(r.dev) {
+			// Stays where it was: its time does not change, and it is what
+			// was recorded — the profiles are the moving drive's, not its.
+			r.fromUs, r.fromShared = recorded, false
+			r.toUs, r.toShared = recorded, false
 		}
 		e.maxLat = max(e.maxLat, r.end-r.start)
 		e.countTest(r)

@@ -649,6 +649,29 @@ func TestStayingDeviceAtTheRecordingsShare(t *testing.T) {
 	near(t, "nothing moved", other.PredictedS, on.PredictedS)
 }
 
+// A device that stays keeps its recorded time: the profiles are the moving
+// drive's. (Here the recording drive's profile, 96 µs a read, would have
+// the staying disk's 10 µs reads take 96, more than the whole trace.)
+func TestStayingDeviceKeepsItsRecordedTime(t *testing.T) {
+	moving, staying := event.Dev{Major: 7, Minor: 3}, event.Dev{Major: 8, Minor: 0}
+	b := NewBuilder()
+	b.SetRecordedThrottled(true) // the profile stands for the latencies
+	b.MoveOnly([]event.Dev{moving})
+	var at int64
+	for i := range 1000 {
+		dev, call, req := moving, int64(120), int64(96)
+		if i%2 == 1 {
+			dev, call, req = staying, 12, 10
+		}
+		off := int64(i*7919%1000) << 20
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + call*us, Size: 4096, Bytes: 4096, Offset: off, Pid: 7, Tid: 7, Dev: dev})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + us, End: at + (1+req)*us, Size: 4096, Bytes: 4096, Offset: off, Pid: 7, Dev: dev})
+		at += call * us
+	}
+	res, _ := b.Predict(flat("disk", 96, 1), flat("fast", 30, 1), at, nil)
+	near(t, "the moving reads' 66 µs each off", res.PredictedS, float64(at)/1e9-500*66e-6)
+}
+
 // faults adds n page faults of one process: a readahead request of size
 // at each offset, 100 µs apart, each taking 50 µs.
 func faults(b *Builder, offsets []int64, size int64) int64 {
