@@ -918,6 +918,15 @@ func (s *programTime) rescale(toSync bool) float64 {
 	if s.same {
 		kTo = k
 	}
+	if s.throttled && !s.same && s.asleep < kFrom*s.from {
+		// Behind a cgroup's limits the program slept less than the
+		// profile says where its computation between requests filled the
+		// token bucket (fio's random reads with 100 µs of think time slept
+		// 575 µs a read, the profile's back-to-back reads 674): its sleep
+		// is the throttle's, and the profile is taken at the share it
+		// slept.
+		kFrom = s.asleep / s.from
+	}
 	if s.throttled && s.asleep > s.from {
 		// Behind a cgroup's limits, sleep the profile does not explain is
 		// the throttle's too (a token bucket's debt, paid later): it goes

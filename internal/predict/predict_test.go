@@ -1111,6 +1111,30 @@ func TestThrottlesUnexplainedSleepMoves(t *testing.T) {
 	near(t, "from the throttle to itself", res.PredictedS, 1000*200e-6-40e-6)
 }
 
+// Behind a throttle a program that computes between its reads sleeps less
+// than the profile's back-to-back reads say (the token bucket filled
+// meanwhile): its sleep is all the throttle's, and the new drive's time
+// comes in whole.
+func TestThrottleSleepLessThanItsProfile(t *testing.T) {
+	b := NewBuilder()
+	b.SetRecordedThrottled(true)
+	var at int64
+	for i := range int64(1000) {
+		// 160 µs: asleep 100 around a 100 µs request, computing 60, then 40.
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 160*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
+		at += 200 * us
+	}
+	throttle := flat("throttle", 150, 1)
+	throttle.Cgroup = "/sys/fs/cgroup/blkio/slow"
+	res, err := b.Predict(throttle, flat("fast", 10, 1), at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "from the throttle", res.PredictedS, 1000*(60+40+10)*1e-6)
+}
+
 // The threads whose writes go past a cgroup v1 throttle: the flushers,
 // the journal, and kblockd's high-priority workers sending on a flush
 // sequence's steps; not a per-CPU worker dispatching a throttled cgroup's
