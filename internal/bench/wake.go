@@ -15,7 +15,7 @@ import (
 var wakeTest = Test{Op: "read", Access: "rand", Size: wakeFileBytes, Depth: 1, Jobs: 1, Buffered: true, SmallFiles: true}
 
 const (
-	wakeFiles     = 1000
+	wakeFiles     = 500
 	wakeFileBytes = 4 << 10
 	wakeRuns      = 3
 )

@@ -33,7 +33,7 @@ grows with the distance; its read cache serves only reads), then 4 KiB writes ea
 waits for, and the write after it; beside the random 4 KiB reads one at a time,
 the device's own time from its counters: what waiting costs beyond it), then, as root, the CPU a buffered read from a cold cache costs per MiB there (a slow
 drive makes the page cache's copies dearer; predict uses it) and the CPU
-reading 1,000 small files from a cold cache costs beyond a warm one, per
+reading 500 small files from a cold cache costs beyond a warm one, per
 read (the reader runs cold after each wait). It prints a line
 per test, then the CrystalDiskMark-style summary, and keeps the result in the
 store as a drive profile ('ioshape drives'; 'ioshape predict --drive').`,
