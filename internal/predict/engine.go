@@ -742,7 +742,13 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 	if w.covers(r.offset, r.offset+r.size) {
 		return 0, true
 	}
-	if r.size < int64(e.from.ReadaheadKB)<<10 {
+	// A window wider than the largest request comes as several: the first
+	// is as large as the drive takes.
+	cut := int64(e.from.ReadaheadKB) << 10
+	if e.from.MaxRequestKB > 0 {
+		cut = min(cut, int64(e.from.MaxRequestKB)<<10)
+	}
+	if r.size < cut {
 		return 0, false // not cut by the window (a small file, a first small read): the same there
 	}
 	window := int64(e.to.ReadaheadKB) << 10

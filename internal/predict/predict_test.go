@@ -684,6 +684,36 @@ func faults(b *Builder, offsets []int64, size int64) int64 {
 	return at
 }
 
+// A recording drive whose window is wider than its largest request (a
+// disk's 2.5 MiB in requests of 1.25 MiB) cut each fault into requests of
+// that size: the new drive's wider window reads around the first.
+func TestWindowWiderThanARequest(t *testing.T) {
+	from := flat("disk", 50, 1)
+	from.ReadaheadKB, from.MaxRequestKB = 2560, 1280
+	// 40 ms a request, four in flight at once: 1 MiB streams in 10 ms.
+	narrow, wide := flat("to-same", 40e3, 1), flat("to-wide", 40e3, 1)
+	narrow.ReadaheadKB, narrow.MaxRequestKB, wide.ReadaheadKB, wide.MaxRequestKB = 2560, 1280, 8192, 1280
+	var together []int64
+	for i := range int64(6) {
+		together = append(together, (1<<30)+(i*5%6)*1280<<10) // 6 × 1.25 MiB within 7.5 MiB, out of order
+	}
+	predict := func(to *drive.Spec) float64 {
+		b := NewBuilder()
+		end := faults(b, together, 1280<<10)
+		res, err := b.Predict(from, to, end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	const outside = 6 * 50e-6 // between the faults
+	// All six within the first fault's 8 MiB window: one random request
+	// and the rest streamed, against six random requests.
+	if n, w := predict(narrow), predict(wide); !(w-outside < 0.9*(n-outside)) {
+		t.Errorf("faults within one wide window: %v s with it, %v s without", w, n)
+	}
+}
+
 // A drive whose readahead window is wider reads around a fault what the
 // recording drive fetched in several requests: those within a window
 // already read cost it nothing, the first costs the whole window. A
