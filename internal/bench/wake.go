@@ -32,6 +32,9 @@ const (
 // it cannot be measured (not root: the cache cannot be dropped; the
 // device's counters unknown).
 func measureWake(ctx context.Context, fio, dir, dev string, synchronous bool) (us float64, pt drive.Point, ok bool, err error) {
+	if _, counted := deviceReads(dev); !counted || os.Geteuid() != 0 {
+		return 0, pt, false, nil // nothing to divide by, or no cache to drop: not worth the files
+	}
 	tmp, err := os.MkdirTemp(dir, ".ioshape-bench-files-*")
 	if err != nil {
 		return 0, pt, false, fmt.Errorf("cannot write in %s: %w", dir, UnwrapPath(err))

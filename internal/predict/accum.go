@@ -132,21 +132,22 @@ func (a *accumulator) add(it *item) {
 	}
 	p.first, p.last = min(p.first, it.start), max(p.last, it.end)
 	t := a.tids[it.tid]
+	cpu := math.Max(0, it.len()-it.asleep-it.syncNs)
 	if it.cpuDelta < 0 {
 		// The computation that comes off an item (a colder wake-up's, on the
 		// new drive) is at most its own and its thread's since its last.
-		own := math.Max(0, it.len()-it.asleep-it.syncNs)
+		most := cpu
 		if t != nil && it.start > t.end {
-			own += float64(it.start - t.end)
+			most += float64(it.start - t.end)
 		}
-		it.cpuDelta = math.Max(it.cpuDelta, -own)
+		it.cpuDelta = math.Max(it.cpuDelta, -most)
 	}
 	if it.bound {
 		p.bound = true
 		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs, stay: it.stayNs, stayAhead: it.stayAheadNs,
 			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep)})
 	}
-	p.cpu += math.Max(0, it.len()-it.asleep-it.syncNs)
+	p.cpu += cpu
 	if t == nil {
 		t = &tidLast{}
 		a.tids[it.tid] = t

@@ -902,10 +902,10 @@ type programTime struct {
 // time is its profile's whole (a 256 MiB copy that the VM disk's host
 // cache served in half its profile's time, taken at that half onto the
 // USB model: −35 %; at the profile's: +27 %) — but on the recording drive
-// itself, at k too. The readahead in it may run alongside the program's computation
-// on an asynchronous drive (never on a bio-based one, which serves it on
-// the reader's CPU): its drive time is waited for only where it exceeds
-// that computation — a roofline. A bio-based recording drive's time was
+// itself, at k too. The readahead in it may run alongside the program's
+// computation on an asynchronous drive (never on a bio-based one, which
+// serves it on the reader's CPU): its drive time is waited for only where
+// it exceeds that computation — a roofline. A bio-based recording drive's time was
 // computation, not sleep, and comes out of the computation. toSync: the new
 // drive is bio-based. On the recording drive (to = from) it is the time
 // recorded.
