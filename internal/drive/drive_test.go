@@ -137,6 +137,18 @@ func TestWritebackUs(t *testing.T) {
 	if got := (&Spec{}).WritebackUs(4096); !math.IsNaN(got) {
 		t.Errorf("without writes: %v, want NaN", got)
 	}
+	// Unmerged, a 64 KiB request is its share of 32 in flight; a smaller
+	// one is never cheaper than its bytes at the merged rate.
+	if got, want := p.WritebackEachUs(64<<10), float64(64<<10)/1500; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("WritebackEachUs(64 KiB) = %v µs, want %v", got, want)
+	}
+	p.Points = append(p.Points, Point{Op: "write", Access: "seq", SizeBytes: 4 << 10, Depth: 32, Jobs: 1, LatUs: 32 * 100})
+	if got, want := p.WritebackEachUs(4<<10), 100.0; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("WritebackEachUs(4 KiB) = %v µs, want %v (a command's cost)", got, want)
+	}
+	if got := (&Spec{}).WritebackEachUs(4096); !math.IsNaN(got) {
+		t.Errorf("without writes: %v, want NaN", got)
+	}
 }
 
 // A disk's random latency grows with the distance its head moves; a

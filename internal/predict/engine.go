@@ -302,6 +302,7 @@ func (e *engine) serve(arrived []blockIO) {
 		}
 		ends := e.ends[r.dev]
 		r.depth, r.distance, r.ahead = ends.len(), distance, ahead
+		r.bios = e.b.synchronous[r.dev]
 		own := ends.byPid[r.pid] == ends.len() // its process's requests alone on the device
 		recorded := float64(r.end-r.start) / 1e3
 		lf, lt := e.latFrom, e.latTo

@@ -434,34 +434,60 @@ func TestBioBasedRecording(t *testing.T) {
 // of a bio-based recording drive go to another drive at its merged
 // requests' rate, not one by one.
 func TestWritebackMerges(t *testing.T) {
-	b := NewBuilder()
-	// sync sleeps 200 ms while the flusher writes 1,000 requests of 16 KiB
-	// one after another.
-	b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallWait, Start: 0, End: 200_000 * us,
-		Pid: 8, Tid: 8, Flags: event.FlagBlocked, Blocked: 200_000 * us})
-	for i := range int64(1000) {
-		at := i * 200 * us
-		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at, End: at + 190*us, Size: 16 << 10, Bytes: 16 << 10,
-			Offset: i * 16 << 10, Pid: 30, Comm: "kworker/u8:1", Flags: event.FlagKernel})
-	}
-	b.comms[8] = "sync"
-	disk := flat("disk", 0, 1)
-	disk.Points = nil
-	for _, d := range []int{1, 32} {
-		// 16 KiB writes at 100 µs (164 MB/s), 1 MiB at 32 in flight at
-		// 1,000 MB/s.
-		disk.Points = append(disk.Points,
-			drive.Point{Op: "write", Access: "seq", SizeBytes: 16 << 10, Depth: d, Jobs: 1, LatUs: 100 * float64(d)},
-			drive.Point{Op: "write", Access: "seq", SizeBytes: 1 << 20, Depth: d, Jobs: 1, LatUs: float64(d) * (1 << 20) / 1000})
-	}
-	disk.MaxRequestKB = 1024
-	res, err := b.Predict(nil, disk, 200_000*us, nil)
+	dev := event.Dev{Major: 252}
+	b := writebackOf16KiB(dev)
+	b.SetSynchronous([]event.Dev{dev})
+	res, err := b.Predict(nil, writebackDisk(), 200_000*us, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 16 MB at 1,000 MB/s: 16.4 ms, for the 190 ms the recording's
 	// requests took (the 10 ms sync was not waiting for them stays).
 	near(t, "predicted", res.PredictedS, round(0.200-0.190+1000*16384/1e9))
+}
+
+// A request-based drive's writeback requests are what the block layer
+// made of the files (each small file its own request): they go to another
+// drive as they are, each at its share of the drive's deepest queue at
+// that size (a disk's command costs a turn of the platter).
+func TestWritebackAtItsOwnSize(t *testing.T) {
+	b := writebackOf16KiB(event.Dev{Major: 7})
+	res, err := b.Predict(nil, writebackDisk(), 200_000*us, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1,000 requests at 100 µs each (32 in flight at 3.2 ms), not 16 MB
+	// at the merged rate.
+	near(t, "predicted", res.PredictedS, round(0.200-0.190+1000*100e-6))
+}
+
+// writebackOf16KiB is a recording where sync sleeps 200 ms while the
+// flusher writes 1,000 requests of 16 KiB on dev one after another.
+func writebackOf16KiB(dev event.Dev) *Builder {
+	b := NewBuilder()
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallWait, Start: 0, End: 200_000 * us,
+		Pid: 8, Tid: 8, Flags: event.FlagBlocked, Blocked: 200_000 * us})
+	for i := range int64(1000) {
+		at := i * 200 * us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at, End: at + 190*us, Size: 16 << 10, Bytes: 16 << 10,
+			Offset: i * 16 << 10, Dev: dev, Pid: 30, Comm: "kworker/u8:1", Flags: event.FlagKernel})
+	}
+	b.comms[8] = "sync"
+	return b
+}
+
+// writebackDisk writes 16 KiB at 100 µs a command (164 MB/s) and 1 MiB
+// at 1,000 MB/s with 32 in flight.
+func writebackDisk() *drive.Spec {
+	disk := flat("disk", 0, 1)
+	disk.Points = nil
+	for _, d := range []int{1, 32} {
+		disk.Points = append(disk.Points,
+			drive.Point{Op: "write", Access: "seq", SizeBytes: 16 << 10, Depth: d, Jobs: 1, LatUs: 100 * float64(d)},
+			drive.Point{Op: "write", Access: "seq", SizeBytes: 1 << 20, Depth: d, Jobs: 1, LatUs: float64(d) * (1 << 20) / 1000})
+	}
+	disk.MaxRequestKB = 1024
+	return disk
 }
 
 // streamed runs the model on events as they come, for one pair of drives.
