@@ -44,9 +44,13 @@ type pidSums struct {
 // waitSums are a process's or a program's drive-bound time, summed over
 // its items (ns).
 type waitSums struct {
-	asleep, from, to   float64
-	cpu                float64 // computation, in and between its threads' items
-	overlap            float64 // readahead's recorded time not slept through
+	asleep, from, to float64
+	cpu              float64 // computation, in and between its threads' items
+	overlap          float64 // readahead's recorded time not slept through
+	// streamCPU: the computation of calls that streamed (two readahead
+	// requests or more), which may run alongside the readahead on a
+	// drive that keeps ahead of it.
+	streamCPU          float64
 	fromAhead, toAhead float64 // readahead's share of from and to
 	stay, stayAhead    float64 // from (= to) on devices that do not move, and its readahead's share
 	sync               float64 // from spent on its CPU (bio-based devices)
@@ -60,6 +64,7 @@ func (w *waitSums) merge(o *waitSums) {
 	w.to += o.to
 	w.cpu += o.cpu
 	w.overlap += o.overlap
+	w.streamCPU += o.streamCPU
 	w.fromAhead += o.fromAhead
 	w.toAhead += o.toAhead
 	w.stay += o.stay
@@ -144,8 +149,12 @@ func (a *accumulator) add(it *item) {
 	}
 	if it.bound {
 		p.bound = true
+		var streamCPU float64
+		if it.kind == kindCall && it.aheadReads >= 2 {
+			streamCPU = cpu
+		}
 		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs, stay: it.stayNs, stayAhead: it.stayAheadNs,
-			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep)})
+			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep), streamCPU: streamCPU})
 	}
 	p.cpu += cpu
 	if t == nil {

@@ -556,6 +556,7 @@ func (e *engine) matchItem(it *item) {
 func (e *engine) driveTime(it *item, set []*request) {
 	var ends inFlight
 	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs, it.aheadSync = 0, 0, 0, 0, 0, 0, false
+	it.aheadReads = 0
 	it.stayNs, it.stayAheadNs = 0, 0
 	it.readBytes = 0
 	for _, r := range set {
@@ -579,6 +580,7 @@ func (e *engine) driveTime(it *item, set []*request) {
 				it.stayAheadNs += from
 			}
 			it.recAheadNs += float64(r.end-r.start) / together
+			it.aheadReads++
 			it.aheadSync = it.aheadSync || e.b.synchronous[r.dev]
 		}
 		if e.b.synchronous[r.dev] && r.pid == it.pid && !r.kernel {

@@ -146,6 +146,8 @@ type item struct {
 	// recAheadNs is the readahead's recorded time (its wall time: shared
 	// among the requests in flight together).
 	recAheadNs float64
+	// aheadReads is how many readahead requests it waited for or issued.
+	aheadReads int
 	// readBytes is what it read from the drive (the reads it waited for,
 	// readahead with them: through the page cache, for a buffered call), and
 	// cpuDelta how its computation changes on the new drive (ns).
@@ -947,9 +949,19 @@ func (s *programTime) rescale(toSync bool) float64 {
 			kTo = kFrom
 		}
 	}
-	cpu := s.cpu
+	// The computation the readahead ran alongside: on the recording drive
+	// what the recording shows (its time in flight not slept through); on
+	// the new one also a streaming call's, whose next requests go while it
+	// copies — behind a throttle a cp slept through all its readahead's
+	// recorded time (the throttle held the next bios, not the device),
+	// and on the VM disk its 0.14 s of copying hid most of the reads.
+	cpu, cpuTo := s.cpu, s.cpu
 	if !s.aheadSync {
 		cpu = math.Min(cpu, s.overlap)
+		cpuTo = math.Min(cpuTo, math.Max(s.overlap, s.streamCPU))
+	}
+	if s.same {
+		cpuTo = cpu
 	}
 	alongside := func(ahead, cpu float64, sync bool) float64 {
 		if sync {
@@ -964,7 +976,7 @@ func (s *programTime) rescale(toSync bool) float64 {
 	toAhead := kTo*(s.toAhead-s.stayAhead) + kFrom*s.stayAhead
 	// Below zero only by the bio-based drive time that comes out of the
 	// computation.
-	return math.Max(-s.sync, serial-alongside(kFrom*s.fromAhead, cpu, s.aheadSync)+alongside(toAhead, math.Max(0, cpu+s.cpuDelta), toSync))
+	return math.Max(-s.sync, serial-alongside(kFrom*s.fromAhead, cpu, s.aheadSync)+alongside(toAhead, math.Max(0, cpuTo+s.cpuDelta), toSync))
 }
 
 // wakeSlack is how long after a request's completion the sleeper it woke

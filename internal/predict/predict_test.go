@@ -177,8 +177,9 @@ func TestReadaheadAndWritebackOffThePath(t *testing.T) {
 // A copy whose readahead ran alongside its computation (GNU cp's
 // copy_file_range: 200 ms copying, 380 ms asleep, while 2,000 readahead
 // requests took 540 ms of drive time, 160 ms of it alongside the copying):
-// on a faster drive it cannot go below its computation; on a slower one it
-// waits the difference.
+// on a faster drive it cannot go below its computation; on a slower one
+// all of its copying runs while the next requests are read, and it takes
+// the drive's time.
 func TestReadaheadOverlap(t *testing.T) {
 	b := NewBuilder()
 	const n = 2000
@@ -197,9 +198,37 @@ func TestReadaheadOverlap(t *testing.T) {
 	}
 	near(t, "on a faster drive", res.PredictedS, 0.200)
 	res, _ = b.Predict(was, flat("slower", 3350, 1), end, nil)
-	near(t, "on a slower drive", res.PredictedS, 0.200+0.380-0.540+6.700)
+	near(t, "on a slower drive", res.PredictedS, 6.700)
 	res, _ = b.Predict(was, was, end, nil)
 	near(t, "on the same drive", res.PredictedS, 0.580)
+}
+
+// A streaming call that slept through all its readahead's recorded time
+// (a cp behind a throttle: the throttle held the next bios while it
+// copied, and the requests show only the device's time) still copies
+// while the next requests are read on a drive that keeps ahead: 100 ms of
+// copying hides under 500 ms of readahead, not added to it.
+func TestStreamingCallHidesItsCopying(t *testing.T) {
+	b := NewBuilder()
+	const n = 100
+	end := int64(1_000_000) * us
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallCopyFileRange, Start: 0, End: end,
+		Size: n << 17, Bytes: n << 17, Pid: 5, Tid: 5, Flags: event.FlagBlocked, Blocked: 900_000 * us})
+	for i := int64(0); i < n; i++ {
+		at := i * 10_000 * us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 9000*us, Size: 128 << 10, Bytes: 128 << 10,
+			Offset: i << 17, Pid: 5, Tid: 5, Flags: event.FlagReadahead})
+	}
+	was := flat("was", 9000, 1)
+	res, err := b.Predict(was, flat("faster", 5000, 1), end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "on a faster drive", res.PredictedS, 0.500)
+	res, _ = b.Predict(was, flat("fastest", 500, 1), end, nil)
+	near(t, "on a drive faster than the copying", res.PredictedS, 0.100)
+	res, _ = b.Predict(was, was, end, nil)
+	near(t, "on the same drive", res.PredictedS, 1.000)
 }
 
 // A sleep outside any call (a page fault, a stat reading metadata) waited
