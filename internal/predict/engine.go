@@ -737,9 +737,10 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 	if e.windows == nil || !r.readahead || r.write || access != "rand" || r.offset < 0 || !e.moves(r.dev) {
 		return 0, false
 	}
+	window := int64(e.to.ReadaheadKB) << 10
 	w := e.windows[r.dev]
 	if w == nil {
-		w = &readWindows{}
+		w = &readWindows{width: window}
 		e.windows[r.dev] = w
 	}
 	if w.covers(r.offset, r.offset+r.size) {
@@ -754,12 +755,11 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 	if r.size < cut {
 		return 0, false // not cut by the window (a small file, a first small read): the same there
 	}
-	window := int64(e.to.ReadaheadKB) << 10
 	lo := max(0, r.offset+r.size/2-window/2)
 	// Pages an earlier window read are in the page cache: the kernel
 	// reads only the rest.
 	read := window - w.overlap(lo, lo+window)
-	w.add(lo, lo+window)
+	w.add(lo)
 	if read <= 0 {
 		return 0, true
 	}
@@ -779,15 +779,33 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 	return us, true
 }
 
-// readWindows remembers the last windows read around faults on a device.
+// readWindows remembers the last windows read around faults on a device,
+// all of one width (the new drive's window): the page cache keeps what
+// they read. starts holds them sorted, ring in the order read, to forget
+// the oldest.
 type readWindows struct {
-	lo, hi  [64]int64
-	n, next int
+	width  int64
+	starts []int64
+	ring   [maxWindows]int64
+	n      int
+	next   int
+}
+
+// maxWindows bounds the windows remembered: 1,024 of 2.5 MiB hold a
+// program's 200 MB binary, read around hundreds of faults.
+const maxWindows = 1024
+
+// near is the remembered windows that may overlap [lo, hi): those starting
+// after lo − width, before hi.
+func (w *readWindows) near(lo, hi int64) []int64 {
+	i, _ := slices.BinarySearch(w.starts, lo-w.width+1)
+	j, _ := slices.BinarySearch(w.starts, hi)
+	return w.starts[i:j]
 }
 
 func (w *readWindows) covers(lo, hi int64) bool {
-	for i := range w.n {
-		if w.lo[i] <= lo && hi <= w.hi[i] {
+	for _, s := range w.near(lo, hi) {
+		if s <= lo && hi <= s+w.width {
 			return true
 		}
 	}
@@ -796,28 +814,30 @@ func (w *readWindows) covers(lo, hi int64) bool {
 
 // overlap is how much of [lo, hi) the remembered windows hold.
 func (w *readWindows) overlap(lo, hi int64) int64 {
-	var parts [][2]int64
-	for i := range w.n {
-		if a, b := max(lo, w.lo[i]), min(hi, w.hi[i]); a < b {
-			parts = append(parts, [2]int64{a, b})
-		}
-	}
-	slices.SortFunc(parts, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
 	var held, end int64 = 0, lo
-	for _, p := range parts {
-		if p[1] <= end {
-			continue
+	for _, s := range w.near(lo, hi) { // sorted by start
+		a, b := max(s, end), min(hi, s+w.width)
+		if a < b {
+			held += b - a
+			end = b
 		}
-		held += p[1] - max(p[0], end)
-		end = p[1]
 	}
 	return held
 }
 
-func (w *readWindows) add(lo, hi int64) {
-	w.lo[w.next], w.hi[w.next] = lo, hi
-	w.next = (w.next + 1) % len(w.lo)
-	w.n = min(w.n+1, len(w.lo))
+func (w *readWindows) add(lo int64) {
+	if w.n == maxWindows {
+		old := w.ring[w.next]
+		if i, ok := slices.BinarySearch(w.starts, old); ok {
+			w.starts = slices.Delete(w.starts, i, i+1)
+		}
+	} else {
+		w.n++
+	}
+	w.ring[w.next] = lo
+	w.next = (w.next + 1) % maxWindows
+	i, _ := slices.BinarySearch(w.starts, lo)
+	w.starts = slices.Insert(w.starts, i, lo)
 }
 
 // devFlight counts a device's requests in flight by their completion

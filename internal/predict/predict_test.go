@@ -812,6 +812,37 @@ func TestWiderReadaheadWindow(t *testing.T) {
 	}
 }
 
+// What the wider windows read stays in the page cache: faults on 200
+// windows, then again beside each, find the second round's pages read
+// (a program's start reads its 200 MB binary around hundreds of faults;
+// 64 windows remembered had the HDD model reading it twice).
+func TestWiderWindowsAllRemembered(t *testing.T) {
+	from := flat("narrow", 50, 1)
+	from.ReadaheadKB = 128
+	wide := flat("to-wide", 400, 1)
+	wide.ReadaheadKB, wide.MaxRequestKB = 2048, 1024
+	var once, twice []int64
+	for i := range int64(200) {
+		once = append(once, i<<30)
+	}
+	twice = append(twice, once...)
+	for _, off := range once {
+		twice = append(twice, off+256<<10)
+	}
+	predict := func(offsets []int64) float64 {
+		b := NewBuilder()
+		end := faults(b, offsets, 128<<10)
+		res, err := b.Predict(from, wide, end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	if o, tw := predict(once), predict(twice); tw-200*100e-6 > 1.01*o {
+		t.Errorf("200 windows, then beside each: %v s, against %v s for the first round alone", tw, o)
+	}
+}
+
 // A stream's requests in flight together, all its own, took what the
 // drive took: the recorded latencies come out, whatever the recording
 // drive's profile says. Beside another process's request, part of the
