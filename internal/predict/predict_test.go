@@ -490,6 +490,29 @@ func TestWritebackAtItsOwnSize(t *testing.T) {
 	near(t, "predicted", res.PredictedS, round(0.200-0.190+1000*100e-6))
 }
 
+// Writes submitted together and waited for one by one (a sync that slept
+// once for each of its writes as they completed) wait on the new drive
+// for its time for all of them once, not for each one's latency at its
+// depth once a wait: four writes that a FIFO drive serves in 1 ms each
+// take 4 ms, not 1 + 2 + 3 + 4.
+func TestWritesWaitedForOneByOne(t *testing.T) {
+	b := NewBuilder()
+	for i := range int64(4) {
+		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: i * us, End: (i + 1) * 100 * us, Size: 4096, Bytes: 4096,
+			Offset: i * 4096, Pid: 8, Tid: 8})
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallWait, Start: i * 100 * us, End: (i + 1) * 100 * us,
+			Pid: 8, Tid: 8, Flags: event.FlagBlocked, Blocked: 100 * us})
+	}
+	b.comms[8] = "sync"
+	// 100 µs a write on the recording drive, 1 ms on the new one; four in
+	// flight take four times as long.
+	res, err := b.Predict(flat("was", 100, 4), flat("slower", 1000, 4), 400*us, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "predicted", res.PredictedS, 0.004)
+}
+
 // writebackOf16KiB is a recording where sync sleeps 200 ms while the
 // flusher writes 1,000 requests of 16 KiB on dev one after another.
 func writebackOf16KiB(dev event.Dev) *Builder {
