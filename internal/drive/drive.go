@@ -264,12 +264,21 @@ func (p *Spec) WritebackUs(size int64) float64 {
 // command's cost and all (the HDD model's 45 KiB writes of small files
 // went at 118 a second, not at 41 MB/s), and never less than
 // WritebackUs. NaN if the profile lacks writes.
+//
+// A profile that measured no sequential write as small (a benchmark's
+// few numbers, the grid between them modelled: CrystalDiskMark's 1 MiB
+// alone) cannot say what a command costs a small one: its bytes go at
+// the merged rate.
 func (p *Spec) WritebackEachUs(size int64) float64 {
-	deepest := 1
+	deepest, smallest := 1, int64(math.MaxInt64)
 	for _, pt := range p.shape("write", "seq") {
-		deepest = max(deepest, pt.InFlight())
+		deepest, smallest = max(deepest, pt.InFlight()), min(smallest, pt.SizeBytes)
 	}
-	return math.Max(p.ServiceUs("write", "seq", size, float64(deepest))/float64(deepest), p.WritebackUs(size))
+	merged := p.WritebackUs(size)
+	if p.Coarse || smallest > size {
+		return merged
+	}
+	return math.Max(p.ServiceUs("write", "seq", size, float64(deepest))/float64(deepest), merged)
 }
 
 // shape is the points for an op and access. A coarse profile lacks sizes

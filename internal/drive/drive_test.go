@@ -146,6 +146,14 @@ func TestWritebackUs(t *testing.T) {
 	if got, want := p.WritebackEachUs(4<<10), 100.0; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("WritebackEachUs(4 KiB) = %v µs, want %v (a command's cost)", got, want)
 	}
+	coarse := &Spec{MaxRequestKB: 1024, Points: []Point{{Op: "write", Access: "seq", SizeBytes: 1 << 20, Depth: 8, Jobs: 1, LatUs: 8 * 1000}}}
+	if got, want := coarse.WritebackEachUs(64<<10), coarse.WritebackUs(64<<10); got != want {
+		t.Errorf("WritebackEachUs(64 KiB) from 1 MiB alone = %v µs, want the merged rate's %v", got, want)
+	}
+	coarse.Coarse, coarse.Points = true, append(coarse.Points, Point{Op: "write", Access: "seq", SizeBytes: 4 << 10, Depth: 8, Jobs: 1, LatUs: 8 * 1000})
+	if got, want := coarse.WritebackEachUs(64<<10), coarse.WritebackUs(64<<10); got != want {
+		t.Errorf("WritebackEachUs(64 KiB) of a coarse profile = %v µs, want the merged rate's %v", got, want)
+	}
 	if got := (&Spec{}).WritebackEachUs(4096); !math.IsNaN(got) {
 		t.Errorf("without writes: %v, want NaN", got)
 	}
