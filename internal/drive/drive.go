@@ -422,5 +422,17 @@ func (p *Spec) distanceFactor(spans []Span, distance int64) float64 {
 		x := (float64(k) + 0.5) * s / n
 		mean += at(x) * 2 * (s - x) / (s * s) * s / n
 	}
-	return at(float64(max(distance, 1))) / mean
+	d := float64(max(distance, 1))
+	if k := len(sp); k >= 2 && d > s {
+		// Past the longest span benched a seek keeps growing: as the
+		// square root of its distance, as a disk's arm does on all but its
+		// longest strokes, at the rate between the two longest spans (the
+		// HDD model's 2.8 GiB seeks across a fresh file system cost about
+		// twice its 512 MiB span's latency, not the same).
+		d1, d2 := float64(sp[k-2].Bytes)/3, float64(sp[k-1].Bytes)/3
+		if rate := (ys[k-1] - ys[k-2]) / (math.Sqrt(d2) - math.Sqrt(d1)); rate > 0 {
+			return (at(s) + rate*(math.Sqrt(d)-math.Sqrt(s))) / mean
+		}
+	}
+	return at(d) / mean
 }

@@ -179,6 +179,12 @@ func TestDistanceFactor(t *testing.T) {
 	if !(near < far && far < 1) || near > 0.4 {
 		t.Errorf("disk: near %v, far %v", near, far)
 	}
+	// Past the grid's span a seek keeps growing, as the square root of its
+	// distance at the rate between the two longest spans.
+	at1G, at4G, at16G := disk.DistanceFactor(1<<30), disk.DistanceFactor(4<<30), disk.DistanceFactor(16<<30)
+	if grow := (at16G - at4G) / (at4G - at1G); !(at1G < at4G && at4G < at16G) || math.Abs(grow-2) > 0.01 {
+		t.Errorf("past the span: %v at 1 GiB, %v at 4, %v at 16 (√ steps 1:2, got 1:%.2f)", at1G, at4G, at16G, grow)
+	}
 	for _, d := range []int64{0, 4096, 1 << 20, 1 << 40} {
 		if f := flash.DistanceFactor(d); f != 1 {
 			t.Errorf("flash at %d: %v, want 1", d, f)
