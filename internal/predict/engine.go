@@ -842,13 +842,12 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 
 // readWindows remembers the last windows read around faults on a device,
 // all of one width (the new drive's window): the page cache keeps what
-// they read. starts holds them sorted, ring in the order read, to forget
-// the oldest.
+// they read. starts holds them sorted, ring in the order read (as many),
+// to forget the oldest.
 type readWindows struct {
 	width  int64
 	starts []int64
 	ring   [maxWindows]int64
-	n      int
 	next   int
 }
 
@@ -887,13 +886,10 @@ func (w *readWindows) overlap(lo, hi int64) int64 {
 }
 
 func (w *readWindows) add(lo int64) {
-	if w.n == maxWindows {
-		old := w.ring[w.next]
-		if i, ok := slices.BinarySearch(w.starts, old); ok {
+	if len(w.starts) == maxWindows {
+		if i, ok := slices.BinarySearch(w.starts, w.ring[w.next]); ok {
 			w.starts = slices.Delete(w.starts, i, i+1)
 		}
-	} else {
-		w.n++
 	}
 	w.ring[w.next] = lo
 	w.next = (w.next + 1) % maxWindows

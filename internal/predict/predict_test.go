@@ -181,16 +181,8 @@ func TestReadaheadAndWritebackOffThePath(t *testing.T) {
 // all of its copying runs while the next requests are read, and it takes
 // the drive's time.
 func TestReadaheadOverlap(t *testing.T) {
-	b := NewBuilder()
-	const n = 2000
-	start, end := int64(0), int64(580_000)*us
-	b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallCopyFileRange, Start: start, End: end,
-		Size: n << 17, Bytes: n << 17, Pid: 5, Tid: 5, Flags: event.FlagBlocked, Blocked: 380_000 * us})
-	for i := int64(0); i < n; i++ {
-		at := i * 270 * us
-		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 270*us, Size: 128 << 10, Bytes: 128 << 10,
-			Offset: i << 17, Pid: 5, Tid: 5, Flags: event.FlagReadahead})
-	}
+	end := int64(580_000) * us
+	b := copyWithReadahead(2000, end, 380_000*us, 270*us, 270*us)
 	was := flat("was", 270, 1)
 	res, err := b.Predict(was, flat("faster", 50, 1), end, nil)
 	if err != nil {
@@ -209,16 +201,8 @@ func TestReadaheadOverlap(t *testing.T) {
 // while the next requests are read on a drive that keeps ahead: 100 ms of
 // copying hides under 500 ms of readahead, not added to it.
 func TestStreamingCallHidesItsCopying(t *testing.T) {
-	b := NewBuilder()
-	const n = 100
 	end := int64(1_000_000) * us
-	b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallCopyFileRange, Start: 0, End: end,
-		Size: n << 17, Bytes: n << 17, Pid: 5, Tid: 5, Flags: event.FlagBlocked, Blocked: 900_000 * us})
-	for i := int64(0); i < n; i++ {
-		at := i * 10_000 * us
-		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 9000*us, Size: 128 << 10, Bytes: 128 << 10,
-			Offset: i << 17, Pid: 5, Tid: 5, Flags: event.FlagReadahead})
-	}
+	b := copyWithReadahead(100, end, 900_000*us, 10_000*us, 9000*us)
 	was := flat("was", 9000, 1)
 	res, err := b.Predict(was, flat("faster", 5000, 1), end, nil)
 	if err != nil {
@@ -229,6 +213,21 @@ func TestStreamingCallHidesItsCopying(t *testing.T) {
 	near(t, "on a drive faster than the copying", res.PredictedS, 0.100)
 	res, _ = b.Predict(was, was, end, nil)
 	near(t, "on the same drive", res.PredictedS, 1.000)
+}
+
+// copyWithReadahead is one copy_file_range call from 0 to end, asleep
+// for blocked, while n readahead requests of 128 KiB start every apart
+// and take lat each.
+func copyWithReadahead(n, end, blocked, every, lat int64) *Builder {
+	b := NewBuilder()
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallCopyFileRange, Start: 0, End: end,
+		Size: n << 17, Bytes: n << 17, Pid: 5, Tid: 5, Flags: event.FlagBlocked, Blocked: blocked})
+	for i := range n {
+		at := i * every
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + lat, Size: 128 << 10, Bytes: 128 << 10,
+			Offset: i << 17, Pid: 5, Tid: 5, Flags: event.FlagReadahead})
+	}
+	return b
 }
 
 // A sleep outside any call (a page fault, a stat reading metadata) waited
