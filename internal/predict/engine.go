@@ -293,6 +293,9 @@ func (e *engine) serve(arrived []blockIO) {
 		// submitter computing: no pause there.
 		idle := group[i].start-ends.idleSince >= pauseNs && !e.b.synchronous[group[i].dev]
 		group[i].paused = ends.len() == 0 && ends.any && (ends.lastFlush || idle)
+		if ends.len() == 0 && ends.any {
+			group[i].idleNs = group[i].start - ends.idleSince
+		}
 		ends.add(group[i].end, group[i].pid)
 		ends.lastFlush = group[i].flush
 	}
@@ -310,6 +313,10 @@ func (e *engine) serve(arrived []blockIO) {
 		lf, lt := e.latFrom, e.latTo
 		if r.pastThrottle && r.write {
 			lf, lt = e.latFlushFrom, e.latFlushTo
+		} else {
+			if e.to.Cgroup != "" && !e.sameDrive && e.bucketFull(lt, r, access) {
+				lt = e.latFlushTo
+			}
 		}
 		if us, ok := e.widerWindow(r, access); ok {
 			r.toUs, r.toShared = us, false
@@ -923,3 +930,16 @@ func (f *devFlight) add(end int64, pid uint32) {
 }
 
 func (f *devFlight) len() int { return f.ends.Len() }
+
+// bucketFull says a request goes past a cgroup's limits (throttled, its
+// latencies under them) at its device's own pace: it found the device idle
+// for as long as the limits take for it, and their token bucket full (300
+// fsync'd files behind a 1,500 IOPS throttle took 0.48 ms a file, as on the
+// disk without it, not the 1 ms of the profile's back-to-back requests).
+func (e *engine) bucketFull(throttled *latencies, r *request, access string) bool {
+	if throttled == nil || r.idleNs <= 0 {
+		return false
+	}
+	us, _ := requestOn(throttled, r, access, math.NaN())
+	return !math.IsNaN(us) && float64(r.idleNs)/1e3 >= us
+}

@@ -177,6 +177,7 @@ type request struct {
 	distance int64   // bytes from where the device's last request ended (−1: unknown)
 	ahead    bool    // a short way past where the device's last read ended: in a disk's read-ahead
 	paused   bool    // it found its device idle for a while (pauseNs)
+	idleNs   int64   // how long its device had been idle when it came (0: busy, or unknown)
 	bios     bool    // recorded on a bio-based device: a bio, not a request the block layer merged
 	fromUs   float64 // latency on the recording drive (its profile, or as recorded)
 	toUs     float64 // on the drive predicted for

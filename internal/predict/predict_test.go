@@ -1273,6 +1273,36 @@ func TestThrottleSleepLessThanItsProfile(t *testing.T) {
 	near(t, "from the throttle", res.PredictedS, 1000*(60+40+10)*1e-6)
 }
 
+// Behind a cgroup's limits a request that finds its device idle for as
+// long as the limits take for it goes at the device's own pace (their
+// token bucket filled meanwhile); requests closer together wait for it.
+func TestThrottleBucketFillsWhileIdle(t *testing.T) {
+	onThrottle := func(everyUs int64) float64 {
+		b := NewBuilder()
+		var at int64
+		for i := range int64(100) {
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 110*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+				Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
+			at += everyUs * us
+		}
+		throttle := flat("throttle", 700, 1)
+		throttle.Cgroup = "/sys/fs/cgroup/blkio/slow"
+		disk := flat("disk", 100, 1)
+		b.SetUnthrottled(nil, disk)
+		res, err := b.Predict(disk, throttle, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// Idle 900 µs before each read: the disk's 100 µs, as recorded (the
+	// first read's wait for the limits is not known).
+	near(t, "sparse reads", onThrottle(1000), 100*1000e-6+600e-6)
+	// Idle 100 µs: each read waits the limits' 700 µs.
+	near(t, "dense reads", onThrottle(200), 100*(200+600)*1e-6)
+}
+
 // The threads whose writes go past a cgroup v1 throttle: the flushers,
 // the journal, and kblockd's high-priority workers sending on a flush
 // sequence's steps; not a per-CPU worker dispatching a throttled cgroup's
