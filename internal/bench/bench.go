@@ -231,6 +231,13 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			cfg.Progress(total, total, wakeTest, pt)
 		}
 	}
+	idle, ok, err := measureIdleWake(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		p.IdleWake = &idle
+	}
 	return p, p.Validate()
 }
 

@@ -67,6 +67,12 @@ func TestBenchMeasuresADrive(t *testing.T) {
 	if w := d.WakeUs; w == nil || !(*w >= 0 && *w < 1000) || !strings.Contains(r.stdout, "more of the reader's computation") {
 		t.Errorf("a wake-up's cost %v; summary:\n%s", w, r.stdout)
 	}
+	// A process started after the machine idled takes longer, by no more
+	// than milliseconds.
+	if w := d.IdleWake; w == nil || !(w.TaskUs > 0 && w.TaskUs < 1e5) || len(w.Points) != 4 || !(w.Points[3].ExtraUs < 1e4) ||
+		!strings.Contains(r.stdout, "this machine starts a process in ") {
+		t.Errorf("idle wake-up %+v; summary:\n%s", w, r.stdout)
+	}
 	if len(d.WriteSpans) != 3 || len(d.Spans) != 3 {
 		t.Errorf("spans: %d read, %d write, want 3 each", len(d.Spans), len(d.WriteSpans))
 	}

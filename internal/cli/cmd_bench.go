@@ -109,6 +109,10 @@ func writeDriveSummary(g *globals, p *drive.Spec) {
 	if p.WakeUs != nil {
 		fmt.Fprintf(g.stdout, "and %s more of the reader's computation after it (it runs cold)\n", units.Micros(*p.WakeUs))
 	}
+	if w := p.IdleWake; w != nil && len(w.Points) > 0 {
+		last := w.Points[len(w.Points)-1]
+		fmt.Fprintf(g.stdout, "this machine starts a process in %s, %s more after %s idle\n", units.Micros(w.TaskUs), units.Micros(last.ExtraUs), units.Micros(last.IdleUs))
+	}
 }
 
 // parseSize reads 512M, 1G, 4096.

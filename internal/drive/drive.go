@@ -53,6 +53,12 @@ type Spec struct {
 	// after each wait, and a drive whose driver keeps the CPUs busy (a USB
 	// bridge, a disk) makes it colder. Nil: not measured.
 	WakeUs *float64 `json:"wake_us,omitempty"`
+	// IdleWake is what the host's computation costs after its CPUs idled
+	// (a process started right after a wait for a disk: the CPUs' caches
+	// and idle states, a virtual machine's halted CPUs). A property of the
+	// machine bench ran on, not of the drive — but a slow drive is what
+	// idles them. Nil: not measured.
+	IdleWake *IdleWake `json:"idle_wake,omitempty"`
 	// SyncWrite is 4 KiB direct writes one after another, each followed
 	// by fdatasync, as a journal commits (nil: not measured). FlushUs is
 	// the fdatasync's latency — the drive's cache flush with nothing left
@@ -86,6 +92,50 @@ type Spec struct {
 	// Provenance is where a profile built from published figures came
 	// from (nil: measured by bench).
 	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// IdleWake is the extra time a short task (a process started and
+// waited for: TaskUs when the machine was busy) takes after the machine
+// idled for each of several lengths (Spec.IdleWake).
+type IdleWake struct {
+	TaskUs float64     `json:"task_us"`
+	Points []IdlePoint `json:"points"`
+}
+
+// IdlePoint is the task's extra time after an idle of IdleUs.
+type IdlePoint struct {
+	IdleUs  float64 `json:"idle_us"`
+	ExtraUs float64 `json:"extra_us"`
+}
+
+// Extra is the extra time after an idle of idleUs: linear between the
+// points (none after no idle), the longest's beyond it.
+func (w *IdleWake) Extra(idleUs float64) float64 {
+	if w == nil || !(idleUs > 0) || len(w.Points) == 0 {
+		return 0
+	}
+	lastUs, lastExtra := 0.0, 0.0
+	for _, pt := range w.Points { // by idle, ascending (Validate)
+		if idleUs <= pt.IdleUs {
+			return lastExtra + (pt.ExtraUs-lastExtra)*(idleUs-lastUs)/(pt.IdleUs-lastUs)
+		}
+		lastUs, lastExtra = pt.IdleUs, pt.ExtraUs
+	}
+	return lastExtra
+}
+
+func (w *IdleWake) validate() error {
+	if !(w.TaskUs > 0 && w.TaskUs < 1e9) {
+		return errors.New("drive profile: the idle wake-up's task has no time")
+	}
+	last := 0.0
+	for _, pt := range w.Points {
+		if !(pt.IdleUs > last && pt.IdleUs < 1e9 && pt.ExtraUs >= 0 && pt.ExtraUs < 1e9) {
+			return errors.New("drive profile: the idle wake-up's points are not by idle, ascending, or out of range")
+		}
+		last = pt.IdleUs
+	}
+	return nil
 }
 
 // SyncWrite is a drive's write-and-flush cycle (Spec.SyncWrite).
@@ -152,6 +202,9 @@ func (p *Spec) Validate() error {
 		if v != nil && !(*v >= 0 && *v < 1e9) {
 			return errors.New("drive profile: a wait or CPU cost is negative or out of range")
 		}
+	}
+	if p.IdleWake != nil {
+		return p.IdleWake.validate()
 	}
 	return nil
 }

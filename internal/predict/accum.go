@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/order"
 )
 
@@ -28,6 +29,15 @@ type accumulator struct {
 	whole  period
 	slices timeSlices
 	busy   float64
+	// idleFrom and idleTo are the hosts' costs of computing after their
+	// CPUs idled, waiting for each drive (nil: not measured, or bio-based:
+	// the CPUs never idle for it), and idleAfter the last busy period's
+	// end and its length on each drive (ns).
+	idleFrom, idleTo *drive.IdleWake
+	idleAfter        struct {
+		set           bool
+		end, from, to float64
+	}
 }
 
 // pidSums is one process's part.
@@ -93,8 +103,8 @@ type period struct {
 // part is a process's share of a period: its items' sleep and new drive
 // time.
 type part struct {
-	pid        uint32
-	asleep, to float64
+	pid              uint32
+	asleep, to, from float64
 }
 
 func (p *period) add(it *item) {
@@ -109,10 +119,11 @@ func (p *period) add(it *item) {
 		if p.parts[i].pid == it.pid {
 			p.parts[i].asleep += it.asleep
 			p.parts[i].to += it.toNs
+			p.parts[i].from += it.fromNs
 			return
 		}
 	}
-	p.parts = append(p.parts, part{it.pid, it.asleep, it.toNs})
+	p.parts = append(p.parts, part{it.pid, it.asleep, it.toNs, it.fromNs})
 }
 
 // weight is the share of a period's items' summed new length that comes
@@ -180,6 +191,7 @@ func (a *accumulator) add(it *item) {
 func (a *accumulator) closeWhole() {
 	length, w := a.whole.weight()
 	a.busy += length
+	a.afterIdle(length)
 	s := a.slices.at(int64(a.whole.start))
 	s.g += length - w*a.whole.base
 	for _, pt := range a.whole.parts {
@@ -290,4 +302,50 @@ func (t *timeSlices) coarsen() {
 			}
 		}
 	}
+}
+
+// afterIdle moves the cost of computing after the CPUs idled (the busy
+// period before, its length on each drive) in the stretch between the
+// last busy period and the one closing (of length ns): the first of it
+// runs cold — as long as the host's measured task took, at most — by
+// what each host measured for an idle that long. The stretch is what
+// was recorded, cold: its warm part is what it would be after no idle;
+// on the new drive that part runs as cold as that drive's idle makes it.
+// The same drive, the same stretch.
+func (a *accumulator) afterIdle(length float64) {
+	if a.idleFrom == nil || a.idleTo == nil {
+		return
+	}
+	var from, to float64
+	for _, pt := range a.whole.parts {
+		from += pt.from
+		to += pt.to
+	}
+	if last := a.idleAfter; last.set && a.whole.start > last.end {
+		gap := a.whole.start - last.end
+		extraFrom := coldShare(a.idleFrom, last.from, gap, true)
+		extraTo := coldShare(a.idleTo, last.to, gap-extraFrom, false)
+		a.slices.at(int64(last.end)).g += extraFrom - extraTo
+	}
+	lengthTo := length
+	if from > 0 {
+		lengthTo = length * to / from
+	}
+	a.idleAfter.set, a.idleAfter.end, a.idleAfter.from, a.idleAfter.to = true, a.whole.end, length, lengthTo
+}
+
+// coldShare is the extra time (ns) a stretch of computation after an idle
+// of idleNs takes: the host's extra for that idle, where the stretch is at
+// least its task long; a shorter one the same share of it. cold: the
+// stretch's length includes the extra (as recorded), or not (warm).
+func coldShare(w *drive.IdleWake, idleNs, stretchNs float64, cold bool) float64 {
+	extra := w.Extra(idleNs/1e3) * 1e3
+	if extra <= 0 || stretchNs <= 0 {
+		return 0
+	}
+	task := w.TaskUs * 1e3
+	if cold {
+		task += extra
+	}
+	return extra * math.Min(1, stretchNs/task)
 }

@@ -82,12 +82,25 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 		e.windows = map[event.Dev]*readWindows{}
 	}
 	e.accum.init()
+	if from != nil {
+		e.accum.idleFrom = idleOf(from)
+	}
+	e.accum.idleTo = idleOf(to)
 	if from != nil && from.CacheReadCPU != nil && to.CacheReadCPU != nil {
 		const nsPerUsMiB = 1e3 / (1 << 20) // µs per MiB → ns per byte
 		e.cacheFrom, e.cacheTo, e.cacheKnown = pageCacheCPU(from)*nsPerUsMiB, pageCacheCPU(to)*nsPerUsMiB, true
 	}
 	e.wakeKnown = from != nil && from.WakeUs != nil && to.WakeUs != nil
 	return e
+}
+
+// idleOf is what computing after a drive's waits costs: the host's
+// measure, or none on a bio-based drive (its CPUs never idle for it).
+func idleOf(d *drive.Spec) *drive.IdleWake {
+	if d.IdleWake != nil && d.Synchronous {
+		return &drive.IdleWake{TaskUs: d.IdleWake.TaskUs}
+	}
+	return d.IdleWake
 }
 
 // pageCacheCPU is the page cache's CPU per MiB a buffered read from d

@@ -1303,6 +1303,50 @@ func TestThrottleBucketFillsWhileIdle(t *testing.T) {
 	near(t, "dense reads", onThrottle(200), 100*(200+600)*1e-6)
 }
 
+// The computation after the CPUs idled for a drive runs cold: each
+// stretch between two waits takes the host's extra for an idle that long
+// (for as long as its measured task) — and on a drive whose waits are
+// shorter, the extra for theirs.
+func TestComputingAfterIdle(t *testing.T) {
+	slow, fast := NewBuilder(), NewBuilder()
+	slowAt := chain(slow, 7, 100, 0, 10_000, 9_990, 2_000) // 2 ms of computation after each 10 ms wait
+	fastAt := chain(fast, 7, 100, 0, 100, 90, 2_000)
+	wake := &drive.IdleWake{TaskUs: 1000, Points: []drive.IdlePoint{{IdleUs: 1000, ExtraUs: 0}, {IdleUs: 4000, ExtraUs: 500}}}
+	// saved is what the idles' costs take off the prediction.
+	saved := func(b *Builder, at int64, from, to *drive.Spec) float64 {
+		var got [2]float64
+		for i, w := range []*drive.IdleWake{nil, wake} {
+			from.IdleWake, to.IdleWake = w, w
+			res, err := b.Predict(from, to, at, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] = res.PredictedS
+		}
+		return got[0] - got[1]
+	}
+	disk := func() *drive.Spec { return flat("disk", 10_000, 1) }
+	// 99 stretches each 0.5 ms colder than on a drive waited for 0.1 ms
+	// (the last one, after the last wait, is the trace's end).
+	near(t, "onto a fast drive", saved(slow, slowAt, disk(), flat("fast", 100, 1)), 99*500e-6)
+	// Waited for 4 ms: as cold.
+	near(t, "onto a drive as cold", saved(slow, slowAt, disk(), flat("mid", 4_000, 1)), 0)
+	// A bio-based drive's CPUs never idle.
+	mid := flat("mid", 4_000, 1)
+	mid.Synchronous = true
+	near(t, "onto a bio-based drive", saved(slow, slowAt, disk(), mid), 99*500e-6)
+	// From a fast drive onto a slow one: each stretch (2 ms, longer than
+	// the task) takes the whole extra.
+	near(t, "onto a slow drive", saved(fast, fastAt, flat("fast", 100, 1), disk()), -99*500e-6)
+	// The same drive: as recorded.
+	near(t, "the same drive", saved(slow, slowAt, disk(), disk()), 0)
+	// A stretch shorter than the task (and its extra: 1.5 ms cold) was
+	// cold its share of the way: 0.3 ms of it, 0.1 ms extra.
+	short := NewBuilder()
+	shortAt := chain(short, 7, 100, 0, 10_000, 9_990, 300)
+	near(t, "short stretches", saved(short, shortAt, disk(), flat("fast", 100, 1)), 99*100e-6)
+}
+
 // The threads whose writes go past a cgroup v1 throttle: the flushers,
 // the journal, and kblockd's high-priority workers sending on a flush
 // sequence's steps; not a per-CPU worker dispatching a throttled cgroup's
