@@ -544,7 +544,13 @@ func (e *engine) matchItem(it *item) {
 			continue
 		}
 		own := r.pid == it.pid
-		if !own && !r.kernel || r.write && !it.writes || !r.write && !it.reads {
+		// An uninterruptible sleep that ended as another process's read
+		// completed waited for it: a page that process was reading, which
+		// this one faulted on too (a program's processes share its
+		// binary's and libraries' pages: Chromium's start on the HDD
+		// model slept 1.4 s so, outside any read of its own).
+		shared := it.kind == kindWait && !r.write && r.end >= it.end-wakeSlack
+		if !own && !r.kernel && !shared || r.write && !it.writes || !r.write && !it.reads {
 			continue
 		}
 		if it.kind != kindWait && !own && !slept {

@@ -256,15 +256,21 @@ func TestWaitsAndHiddenThrottle(t *testing.T) {
 	b.SetUnthrottled(nil, nil)
 	res, _ = b.Predict(flat("throttled", 700, 1), flat("fast", 200, 1), at, nil)
 	near(t, "predicted, not throttled", res.PredictedS, 100*(300+700-195+200)*1e-6)
-	// Another process's request does not wake this one.
-	c := NewBuilder()
-	c.Add(&event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Start: 0, End: 700 * us, Pid: 9, Tid: 9, Flags: event.FlagBlocked, Blocked: 700 * us})
-	c.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: 500 * us, End: 695 * us, Size: 4096, Bytes: 4096, Pid: 8})
-	c.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: 1000 * us, Size: 4096, Bytes: 4096, Pid: 8, Tid: 8})
-	res, _ = c.Predict(flat("throttled", 700, 1), flat("fast", 200, 1), 1000*us, nil)
-	for _, p := range res.Processes {
-		if p.Pid == 9 && p.PredictedS != p.RecordedS {
-			t.Errorf("a wait changed by another process's request: %+v", p)
+	// Another process's read wakes this one only as it completes (a page
+	// that process was reading, which this one faulted on too).
+	for _, c := range []struct {
+		readEnd int64
+		wakes   bool
+	}{{695, true}, {400, false}} {
+		b := NewBuilder()
+		b.Add(&event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Start: 0, End: 700 * us, Pid: 9, Tid: 9, Flags: event.FlagBlocked, Blocked: 700 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: 200 * us, End: c.readEnd * us, Size: 4096, Bytes: 4096, Pid: 8})
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: 1000 * us, Size: 4096, Bytes: 4096, Pid: 8, Tid: 8})
+		res, _ = b.Predict(flat("disk", 500, 1), flat("fast", 100, 1), 1000*us, nil)
+		for _, p := range res.Processes {
+			if p.Pid == 9 && (p.PredictedS < p.RecordedS) != c.wakes {
+				t.Errorf("another process's read ending at %d µs: the wait %+v, want it shorter %v", c.readEnd, p, c.wakes)
+			}
 		}
 	}
 }
