@@ -975,9 +975,20 @@ func (s *programTime) rescale(toSync bool) float64 {
 	stay := s.stay - s.stayAhead
 	serial := s.asleep - kFrom*(s.from-s.fromAhead) + kTo*(s.to-s.toAhead-stay) + kFrom*stay
 	toAhead := kTo*(s.toAhead-s.stayAhead) + kFrom*s.stayAhead
+	left := serial - alongside(kFrom*s.fromAhead, cpu, s.aheadSync)
+	if ahead := kFrom * s.fromAhead; !s.aheadSync && !s.same && left < -s.sync && ahead > toAhead {
+		// The program slept less than its drive time says, and its
+		// readahead ran longer beside it than its computation: the rest ran
+		// beside its other requests (windows in flight together, Chromium's
+		// processes faulting through one binary on the HDD model). That
+		// share of the readahead hides the same share of a faster drive's,
+		// which is less.
+		parallel := min(-s.sync-left, max(0, s.overlap-cpu), ahead-min(cpu, ahead))
+		left += parallel * (1 - toAhead/ahead)
+	}
 	// Below zero only by the bio-based drive time that comes out of the
 	// computation.
-	return math.Max(-s.sync, serial-alongside(kFrom*s.fromAhead, cpu, s.aheadSync)+alongside(toAhead, math.Max(0, cpuTo+s.cpuDelta), toSync))
+	return math.Max(-s.sync, left+alongside(toAhead, math.Max(0, cpuTo+s.cpuDelta), toSync))
 }
 
 // wakeSlack is how long after a request's completion the sleeper it woke

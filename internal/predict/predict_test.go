@@ -1353,6 +1353,22 @@ func TestComputingAfterIdle(t *testing.T) {
 	near(t, "short stretches", saved(short, shortAt, disk(), flat("fast", 100, 1)), 99*100e-6)
 }
 
+// A program that slept less than its drive time says, with readahead in
+// flight longer than it computed beside it, had windows in flight
+// together: that share of the readahead is hidden on a faster drive too,
+// proportionally less of it.
+func TestParallelReadaheadHidesItsShare(t *testing.T) {
+	p := programTime{waitSums: waitSums{asleep: 10, from: 15, fromAhead: 14, cpu: 1, overlap: 4, to: 6, toAhead: 5.6}, whole: 20}
+	// Asleep 10 of the 1 + 13 the drive explains beside its computation;
+	// 3 of the 4 over ran beside its other readahead: 60 % of it is
+	// left on the new drive's 5.6, beside the same computation.
+	near(t, "parallel", p.rescale(false), 10-1-13+3*(1-5.6/14)+0.4+(5.6-1))
+	// Its readahead ran beside nothing but its computation: the drive's
+	// time as the profiles say.
+	p.overlap = 1
+	near(t, "not parallel", p.rescale(false), 10-1-13+0.4+(5.6-1))
+}
+
 // The threads whose writes go past a cgroup v1 throttle: the flushers,
 // the journal, and kblockd's high-priority workers sending on a flush
 // sequence's steps; not a per-CPU worker dispatching a throttled cgroup's
