@@ -83,9 +83,11 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	}
 	e.accum.init()
 	if from != nil {
-		e.accum.idleFrom = idleOf(from)
+		e.accum.idleFrom = idleOf(from, from.IdleWake)
+		// A profile from a review's numbers has no measure of the machine:
+		// the work runs on the recording's, with the new drive in it.
+		e.accum.idleTo = idleOf(to, cmp.Or(to.IdleWake, from.IdleWake))
 	}
-	e.accum.idleTo = idleOf(to)
 	if from != nil && from.CacheReadCPU != nil && to.CacheReadCPU != nil {
 		const nsPerUsMiB = 1e3 / (1 << 20) // µs per MiB → ns per byte
 		e.cacheFrom, e.cacheTo, e.cacheKnown = pageCacheCPU(from)*nsPerUsMiB, pageCacheCPU(to)*nsPerUsMiB, true
@@ -95,12 +97,13 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 }
 
 // idleOf is what computing after a drive's waits costs: the host's
-// measure, or none on a bio-based drive (its CPUs never idle for it).
-func idleOf(d *drive.Spec) *drive.IdleWake {
-	if d.IdleWake != nil && d.Synchronous {
-		return &drive.IdleWake{TaskUs: d.IdleWake.TaskUs}
+// measure (machine), or none on a bio-based drive (its CPUs never idle
+// for it).
+func idleOf(d *drive.Spec, machine *drive.IdleWake) *drive.IdleWake {
+	if machine != nil && d.Synchronous {
+		return &drive.IdleWake{TaskUs: machine.TaskUs}
 	}
-	return d.IdleWake
+	return machine
 }
 
 // pageCacheCPU is the page cache's CPU per MiB a buffered read from d

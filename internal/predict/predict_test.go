@@ -1351,6 +1351,19 @@ func TestComputingAfterIdle(t *testing.T) {
 	short := NewBuilder()
 	shortAt := chain(short, 7, 100, 0, 10_000, 9_990, 300)
 	near(t, "short stretches", saved(short, shortAt, disk(), flat("fast", 100, 1)), 99*100e-6)
+	// A profile from a review's numbers has no measure of the machine: the
+	// work runs on the recording's, whose measure stands in.
+	var got [2]float64
+	for i, w := range []*drive.IdleWake{nil, wake} {
+		from, review := disk(), flat("review", 100, 1)
+		from.IdleWake = w
+		res, err := slow.Predict(from, review, slowAt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = res.PredictedS
+	}
+	near(t, "onto a drive from a review", got[0]-got[1], 99*500e-6)
 }
 
 // A program that slept less than its drive time says, with readahead in
