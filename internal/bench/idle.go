@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"slices"
 	"time"
 
 	"github.com/ioshape/ioshape/internal/drive"
@@ -72,10 +71,4 @@ func errIdleTask(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	return errors.New("bench: the idle wake-up's task (true) failed: " + err.Error())
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/ioshape/ioshape/internal/drive"
 )
@@ -68,8 +67,7 @@ func measureWake(ctx context.Context, fio, dir, dev string, synchronous bool) (u
 		}
 		runs, pt = append(runs, max(0, extra)/float64(n)), p
 	}
-	slices.Sort(runs)
-	return round(runs[len(runs)/2]), pt, true, nil
+	return round(median(runs)), pt, true, nil
 }
 
 // smallFilesCPU reads wakeFiles files of wakeFileBytes in dir whole, one

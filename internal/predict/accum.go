@@ -97,14 +97,15 @@ type period struct {
 	open         bool
 	start, end   float64
 	sumRec, base float64
+	from, to     float64 // its items' drive time on each drive
 	parts        []part
 }
 
 // part is a process's share of a period: its items' sleep and new drive
 // time.
 type part struct {
-	pid              uint32
-	asleep, to, from float64
+	pid        uint32
+	asleep, to float64
 }
 
 func (p *period) add(it *item) {
@@ -114,16 +115,16 @@ func (p *period) add(it *item) {
 	}
 	p.start, p.end = math.Min(p.start, s), math.Max(p.end, e) // an item that came late may start earlier
 	p.sumRec += it.len()
+	p.from, p.to = p.from+it.fromNs, p.to+it.toNs
 	p.base += it.len() + it.cpuDelta - it.asleep
 	for i := range p.parts {
 		if p.parts[i].pid == it.pid {
 			p.parts[i].asleep += it.asleep
 			p.parts[i].to += it.toNs
-			p.parts[i].from += it.fromNs
 			return
 		}
 	}
-	p.parts = append(p.parts, part{it.pid, it.asleep, it.toNs, it.fromNs})
+	p.parts = append(p.parts, part{it.pid, it.asleep, it.toNs})
 }
 
 // weight is the share of a period's items' summed new length that comes
@@ -306,7 +307,7 @@ func (t *timeSlices) coarsen() {
 
 // afterIdle moves the cost of computing after the CPUs idled (the busy
 // period before, its length on each drive) in the stretch between the
-// last busy period and the one closing (of length ns): the first of it
+// last busy period and the one closing (length, ns): the first of it
 // runs cold — as long as the host's measured task took, at most — by
 // what each host measured for an idle that long. The stretch is what
 // was recorded, cold: its warm part is what it would be after no idle;
@@ -316,11 +317,6 @@ func (a *accumulator) afterIdle(length float64) {
 	if a.idleFrom == nil || a.idleTo == nil {
 		return
 	}
-	var from, to float64
-	for _, pt := range a.whole.parts {
-		from += pt.from
-		to += pt.to
-	}
 	if last := a.idleAfter; last.set && a.whole.start > last.end {
 		gap := a.whole.start - last.end
 		extraFrom := coldShare(a.idleFrom, last.from, gap, true)
@@ -328,8 +324,8 @@ func (a *accumulator) afterIdle(length float64) {
 		a.slices.at(int64(last.end)).g += extraFrom - extraTo
 	}
 	lengthTo := length
-	if from > 0 {
-		lengthTo = length * to / from
+	if a.whole.from > 0 {
+		lengthTo = length * a.whole.to / a.whole.from
 	}
 	a.idleAfter.set, a.idleAfter.end, a.idleAfter.from, a.idleAfter.to = true, a.whole.end, length, lengthTo
 }

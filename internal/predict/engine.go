@@ -329,10 +329,8 @@ func (e *engine) serve(arrived []blockIO) {
 		lf, lt := e.latFrom, e.latTo
 		if r.pastThrottle && r.write {
 			lf, lt = e.latFlushFrom, e.latFlushTo
-		} else {
-			if e.to.Cgroup != "" && !e.sameDrive && e.bucketFull(lt, r, access) {
-				lt = e.latFlushTo
-			}
+		} else if e.to.Cgroup != "" && !e.sameDrive && e.bucketFull(lt, r, access) {
+			lt = e.latFlushTo
 		}
 		if us, ok := e.widerWindow(r, access); ok {
 			r.toUs, r.toShared = us, false

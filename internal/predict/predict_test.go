@@ -47,6 +47,18 @@ func chain(b *Builder, pid uint32, n int, at, callUs, reqUs, thinkUs int64) int6
 	return at
 }
 
+// sleptReads adds n reads of process 7, one every everyUs: each call
+// lasts callUs, asleep blockedUs of it around a 100 µs block request.
+func sleptReads(b *Builder, n, callUs, blockedUs, everyUs int64) (end int64) {
+	for i := range n {
+		at := i * everyUs * us
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + callUs*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: blockedUs * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
+	}
+	return n * everyUs * us
+}
+
 func near(t *testing.T, what string, got, want float64) {
 	t.Helper()
 	if math.Abs(got-want) > 1e-3*math.Max(1, want) {
@@ -1226,14 +1238,8 @@ func TestWaitCostPerWait(t *testing.T) {
 // a token bucket's debt is the throttle's, and goes with it.
 func TestThrottlesUnexplainedSleepMoves(t *testing.T) {
 	b := NewBuilder()
-	var at int64
-	for i := range int64(1000) {
-		// 160 µs: asleep 140 around a 100 µs request, computing 20.
-		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 160*us, Size: 4096, Bytes: 4096, Offset: i << 20,
-			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 140 * us})
-		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
-		at += 200 * us
-	}
+	// 160 µs: asleep 140 around a 100 µs request, computing 20.
+	at := sleptReads(b, 1000, 160, 140, 200)
 	predict := func(from *drive.Spec) float64 {
 		res, err := b.Predict(from, flat("fast", 10, 1), at, nil)
 		if err != nil {
@@ -1262,14 +1268,8 @@ func TestThrottlesUnexplainedSleepMoves(t *testing.T) {
 func TestThrottleSleepLessThanItsProfile(t *testing.T) {
 	b := NewBuilder()
 	b.SetRecordedThrottled(true)
-	var at int64
-	for i := range int64(1000) {
-		// 160 µs: asleep 100 around a 100 µs request, computing 60, then 40.
-		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 160*us, Size: 4096, Bytes: 4096, Offset: i << 20,
-			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
-		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
-		at += 200 * us
-	}
+	// 160 µs: asleep 100 around a 100 µs request, computing 60, then 40.
+	at := sleptReads(b, 1000, 160, 100, 200)
 	throttle := flat("throttle", 150, 1)
 	throttle.Cgroup = "/sys/fs/cgroup/blkio/slow"
 	res, err := b.Predict(throttle, flat("fast", 10, 1), at, nil)
@@ -1285,13 +1285,7 @@ func TestThrottleSleepLessThanItsProfile(t *testing.T) {
 func TestThrottleBucketFillsWhileIdle(t *testing.T) {
 	onThrottle := func(everyUs int64) float64 {
 		b := NewBuilder()
-		var at int64
-		for i := range int64(100) {
-			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 110*us, Size: 4096, Bytes: 4096, Offset: i << 20,
-				Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
-			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
-			at += everyUs * us
-		}
+		at := sleptReads(b, 100, 110, 100, everyUs)
 		throttle := flat("throttle", 700, 1)
 		throttle.Cgroup = "/sys/fs/cgroup/blkio/slow"
 		disk := flat("disk", 100, 1)
