@@ -210,7 +210,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		if cfg.Progress != nil {
 			cfg.Progress(total-2, total, syncWriteTest, pt)
 		}
-		cpu, pt, ok, err := measureCacheRead(ctx, fio, file, cfg.Size)
+		cpu, pt, ok, err := measureCacheRead(ctx, file, cfg.Size)
 		if err != nil {
 			return nil, fioFailed(ctx, cacheReadTest, err)
 		}
@@ -221,7 +221,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			cfg.Progress(total-1, total, cacheReadTest, pt)
 		}
 	}
-	wake, pt, ok, err := measureWake(ctx, fio, p.Dir, p.Device, p.Synchronous)
+	wake, pt, ok, err := measureWake(ctx, p.Dir, p.Device, p.Synchronous)
 	if err != nil {
 		return nil, fioFailed(ctx, wakeTest, err)
 	}
@@ -347,8 +347,8 @@ func measureSyncWrite(ctx context.Context, fio, file string, size int64) (drive.
 // read from a cold cache.
 var cacheReadTest = Test{Op: "read", Access: "seq", Size: 1 << 20, Depth: 1, Jobs: 1, Buffered: true}
 
-// Bounds of each calibration read: enough MiB that the CPU counts are
-// more than a clock tick's worth, few enough seconds on a slow drive.
+// Bounds of each calibration read: enough MiB to average over the
+// drive's readahead, few enough seconds on a slow drive.
 const (
 	cacheReadBytes   = 128 << 20
 	cacheReadRuntime = 4 * time.Second
@@ -364,13 +364,13 @@ const (
 // pages costs differently); the read runs three times, its CPU varying run
 // to run, and the median is taken. ok is false where the cache cannot be
 // dropped (not root): then nothing is measured.
-func measureCacheRead(ctx context.Context, fio, file string, size int64) (usPerMiB float64, pt drive.Point, ok bool, err error) {
+func measureCacheRead(ctx context.Context, file string, size int64) (usPerMiB float64, pt drive.Point, ok bool, err error) {
 	var runs []float64
 	for range 3 {
 		if dropCaches() != nil {
 			return 0, pt, false, nil
 		}
-		us, p, err := cpuPerMiB(ctx, fio, file, size)
+		us, p, err := cpuPerMiB(ctx, file, size)
 		if err != nil {
 			return 0, pt, false, err
 		}
@@ -379,33 +379,15 @@ func measureCacheRead(ctx context.Context, fio, file string, size int64) (usPerM
 	return round(median(runs)), pt, true, nil
 }
 
-// cpuPerMiB reads the file sequentially in 1 MiB calls, one at a time,
-// (from a cold cache: the caller drops it), and gives fio's
-// CPU time per MiB read (µs) and the rate.
-func cpuPerMiB(ctx context.Context, fio, file string, size int64) (float64, drive.Point, error) {
-	args := []string{"--name=ioshape-bench", "--filename=" + file, fmt.Sprintf("--size=%d", size), "--rw=read",
-		"--bs=1M", "--ioengine=psync", "--direct=0", "--invalidate=0",
-		fmt.Sprintf("--io_size=%d", min(size, cacheReadBytes)), fmt.Sprintf("--runtime=%dms", cacheReadRuntime.Milliseconds()),
-		"--output-format=json"}
-	out, err := runFio(ctx, fio, args)
+// cpuPerMiB reads the file sequentially in 1 MiB calls, one at a time
+// (from a cold cache: the caller drops it), and gives the reading
+// thread's CPU time per MiB read (µs) and the rate.
+func cpuPerMiB(ctx context.Context, file string, size int64) (float64, drive.Point, error) {
+	r, err := readSequential(ctx, file, min(size, cacheReadBytes), cacheReadRuntime)
 	if err != nil {
 		return 0, drive.Point{}, err
 	}
-	r, err := decodeFio(out)
-	if err != nil {
-		return 0, drive.Point{}, err
-	}
-	pt, err := pointOf(r, cacheReadTest)
-	if err != nil {
-		return 0, pt, err
-	}
-	j := r.Jobs[0]
-	mib := float64(j.Read.IOBytes) / (1 << 20)
-	if mib <= 0 || j.Read.RuntimeMs <= 0 {
-		return 0, pt, errors.New("fio read nothing")
-	}
-	cpuUs := (j.UsrCPU + j.SysCPU) / 100 * float64(j.Read.RuntimeMs) * 1e3
-	return cpuUs / mib, pt, nil
+	return r.cpuUs / (float64(r.bytes) / (1 << 20)), r.point(cacheReadTest), nil
 }
 
 // FindFio is the fio to run: path if given, else fio on $PATH; its error
