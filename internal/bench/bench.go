@@ -212,7 +212,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 		cpu, pt, ok, err := measureCacheRead(ctx, file, cfg.Size)
 		if err != nil {
-			return nil, fioFailed(ctx, cacheReadTest, err)
+			return nil, calibrationFailed(ctx, cacheReadTest, err)
 		}
 		if ok {
 			p.CacheReadCPU = &cpu
@@ -223,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	}
 	wake, pt, ok, err := measureWake(ctx, p.Dir, p.Device, p.Synchronous)
 	if err != nil {
-		return nil, fioFailed(ctx, wakeTest, err)
+		return nil, calibrationFailed(ctx, wakeTest, err)
 	}
 	if ok {
 		p.WakeUs = &wake
@@ -277,6 +277,14 @@ func fioFailed(ctx context.Context, t Test, err error) error {
 		return ctx.Err()
 	}
 	return fmt.Errorf("fio, %s: %w", t, err)
+}
+
+// calibrationFailed is fioFailed for the calibrations bench reads itself.
+func calibrationFailed(ctx context.Context, t Test, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("bench, %s: %w", t, err)
 }
 
 // SpanBytes are the regions random reads and writes are measured within, up to the

@@ -55,7 +55,7 @@ func (r timedReads) point(t Test) drive.Point {
 func threadCPU() (float64, error) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0, fmt.Errorf("bench: the thread's CPU clock: %w", err)
+		return 0, fmt.Errorf("the thread's CPU clock: %w", err)
 	}
 	return float64(ts.Nano()) / 1e3, nil
 }
@@ -88,7 +88,7 @@ func onThread(read func(r *timedReads) error) (timedReads, error) {
 func readSequential(ctx context.Context, file string, limit int64, d time.Duration) (timedReads, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return timedReads{}, fmt.Errorf("bench: %w", UnwrapPath(err))
+		return timedReads{}, err
 	}
 	defer f.Close()
 	buf := make([]byte, 1<<20)
@@ -106,11 +106,11 @@ func readSequential(ctx context.Context, file string, limit int64, d time.Durati
 				break
 			}
 			if err != nil {
-				return fmt.Errorf("bench: %w", UnwrapPath(err))
+				return err
 			}
 		}
 		if r.bytes == 0 {
-			return errors.New("bench: the calibration read nothing")
+			return errors.New("the calibration read nothing")
 		}
 		return nil
 	})
@@ -148,14 +148,14 @@ func readSmallFiles(ctx context.Context, paths []string, size int) (timedReads, 
 			t := time.Now()
 			f, err := os.Open(p)
 			if err != nil {
-				return fmt.Errorf("bench: %w", UnwrapPath(err))
+				return err
 			}
 			n, err := io.ReadFull(f, buf)
 			f.Close()
 			r.lats = append(r.lats, float64(time.Since(t).Nanoseconds())/1e3)
 			r.bytes += int64(n)
 			if err != nil {
-				return fmt.Errorf("bench: %s: %w", p, err)
+				return fmt.Errorf("%s: %w", p, err)
 			}
 		}
 		return nil
