@@ -48,10 +48,19 @@ store=${PREDICT_STORE:-$(mktemp -d)}
 # the VM disk took 0.20 to 0.57 s, run to run (0.91 s of system time where
 # 0.10 was the copy's). The harness stops the reporting while it runs
 # (an order above the largest) and puts it back after.
+#
+# A VM may also run DAMON with a pageout scheme (this one: unmapped pages
+# not touched for 60 s, up to 128 MiB/s): it evicts the files a workload
+# was prepared with, or a drive's pages, at whatever moment a page turns
+# 60 s old, so that two runs of one workload read different amounts from
+# their drive. The harness turns every running kdamond off while it runs
+# and back on after.
 reporting=/sys/module/page_reporting/parameters/page_reporting_order
 reporting_was=
+damons_stopped=()
 cleanup() {
   [ -n "$reporting_was" ] && { echo "$reporting_was" > "$reporting" || true; }
+  for k in "${damons_stopped[@]}"; do echo on 2>/dev/null > "$k/state" || true; done
   [ -n "${PREDICT_STORE:-}" ] && return
   bash scripts/validation-drives.sh down
   if [ -n "${KEEP_STORE:-}" ]; then echo "store kept: $store" >&2; else rm -rf "$store"; fi
@@ -60,6 +69,12 @@ trap cleanup EXIT
 if [ -z "${PREDICT_STORE:-}" ] && [ -w "$reporting" ]; then
   reporting_was=$(cat "$reporting")
   echo 11 2>/dev/null > "$reporting" || reporting_was= # a kernel that takes no order above its largest
+fi
+if [ -z "${PREDICT_STORE:-}" ]; then
+  for k in /sys/kernel/mm/damon/admin/kdamonds/*; do
+    [ "$(cat "$k/state" 2>/dev/null)" = on ] || continue
+    echo off 2>/dev/null > "$k/state" && damons_stopped+=("$k")
+  done
 fi
 
 # --- the drives ------------------------------------------------------------

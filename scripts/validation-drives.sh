@@ -101,15 +101,16 @@ vmdisk() {
   cat "$state/disk.loop"
 }
 
-# model NAME READAHEAD_KB FLAGS…: a drivesim-served file, a loop device
-# with direct I/O over it and that readahead (stated: the kernel's default
+# model NAME READAHEAD_KB FLAGS…: a drivesim-served file (its data in
+# drivesim's memory, up to the drive's size), a loop device with direct
+# I/O over it and that readahead (stated: the kernel's default
 # for a loop device depends on what it sat on before), ext4 on that,
 # mounted at $base/NAME.
 model() {
   local name=$1 readahead=$2 size=${DRIVESIM_SIZE:-$((4 << 30))}
   shift 2
   mkdir -p "$state/$name.fuse" "$base/$name"
-  "$state/drivesim" --model "$name" --size "$size" --backing "$base/$name.img" --mount "$state/$name.fuse" "$@" > "$state/$name.log" 2>&1 &
+  "$state/drivesim" --model "$name" --size "$size" --mount "$state/$name.fuse" "$@" > "$state/$name.log" 2>&1 &
   echo $! > "$state/$name.pid"
   for _ in $(seq 50); do [ -e "$state/$name.fuse/disk.img" ] && break; sleep 0.1; done
   [ -e "$state/$name.fuse/disk.img" ] || { echo "validation-drives: drivesim did not serve $name: $(cat "$state/$name.log")" >&2; return 1; }
