@@ -96,7 +96,7 @@ func TestReadRejects(t *testing.T) {
 }
 
 // A buffered sequential read goes to a drive in its own readahead chunks,
-// window ÷ chunk of them in flight, at that shape's rate; a profile that
+// two windows' worth of them in flight, at that shape's rate; a profile that
 // does not say its readahead cannot tell.
 func TestStreamUs(t *testing.T) {
 	p := &Spec{ReadaheadKB: 8192, MaxRequestKB: 4096}
@@ -108,10 +108,10 @@ func TestStreamUs(t *testing.T) {
 				LatUs: float64(size) * float64(d) / rate})
 		}
 	}
-	// 4 MiB chunks, two in flight: latency interpolated between depths 1
-	// and 4 on log₂ depth (its log), halved; 128 KiB takes 1/32 of that.
-	lat2 := math.Sqrt(4.0 * (1 << 20) / 1000 * 4 * 4.0 * (1 << 20) / 2000)
-	if got, want := p.StreamUs(128<<10), lat2/2/32; math.Abs(got-want) > 1e-6*want {
+	// 4 MiB chunks, two windows of two in flight: depth 4's latency, a
+	// quarter of it a chunk; 128 KiB takes 1/32 of that.
+	lat4 := 4 * 4.0 * (1 << 20) / 2000
+	if got, want := p.StreamUs(128<<10), lat4/4/32; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("StreamUs(128 KiB) = %v µs, want %v", got, want)
 	}
 	if got := (&Spec{Points: p.Points}).StreamUs(128 << 10); !math.IsNaN(got) {

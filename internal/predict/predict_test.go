@@ -834,7 +834,8 @@ func TestWiderReadaheadWindow(t *testing.T) {
 		apart = append(apart, i<<30)
 	}
 	const outside = 16 * 50e-6 // between the faults
-	if n, w := predict(narrow, together, 128<<10), predict(wide, together, 128<<10); !(w-outside < (n-outside)/4) {
+	// (The narrow drive streams the faults that continue one another.)
+	if n, w := predict(narrow, together, 128<<10), predict(wide, together, 128<<10); !(w-outside < (n-outside)/3) {
 		t.Errorf("faults within one wide window: %v s with it, %v s without", w, n)
 	}
 	if n, w := predict(narrow, apart, 128<<10), predict(wide, apart, 128<<10); !(w > n) {
@@ -842,12 +843,13 @@ func TestWiderReadaheadWindow(t *testing.T) {
 	}
 	near(t, "requests smaller than the window", predict(wide, together, 16<<10), predict(narrow, together, 16<<10))
 	// Faults 1 MiB apart: each 2 MiB window half read by the one before,
-	// the kernel reads only the other half.
+	// the kernel reads only the other half — which it would have streamed
+	// behind the first request (here 0.1 of 0.5 ms a window).
 	var stepped []int64
 	for i := range int64(16) {
 		stepped = append(stepped, (1<<30)+i<<20)
 	}
-	if s, a := predict(wide, stepped, 128<<10), predict(wide, apart, 128<<10); !(s-outside < 0.7*(a-outside)) {
+	if s, a := predict(wide, stepped, 128<<10), predict(wide, apart, 128<<10); !(s-outside < 0.9*(a-outside)) {
 		t.Errorf("windows half read already: %v s, none read: %v s", s, a)
 	}
 }
