@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 		pt, err := runOne(ctx, fio, file, cfg.Size, t, run, direct)
 		if err != nil {
-			return nil, fioFailed(ctx, t, err)
+			return nil, testFailed(ctx, "fio", t, err)
 		}
 		if after, ok := deviceReads(p.Device); waitTest && counted && ok {
 			p.WaitUs = waitCost(pt, before, after)
@@ -187,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			}
 			pt, err := runOne(ctx, fio, file, s, t, spanRuntime, direct)
 			if err != nil {
-				return nil, fioFailed(ctx, t, err)
+				return nil, testFailed(ctx, "fio", t, err)
 			}
 			if op == "read" {
 				p.Spans = append(p.Spans, drive.Span{Bytes: s, LatUs: pt.LatUs})
@@ -204,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	if direct {
 		sw, pt, err := measureSyncWrite(ctx, fio, file, cfg.Size)
 		if err != nil {
-			return nil, fioFailed(ctx, syncWriteTest, err)
+			return nil, testFailed(ctx, "fio", syncWriteTest, err)
 		}
 		p.SyncWrite = &sw
 		if cfg.Progress != nil {
@@ -212,7 +212,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		}
 		cpu, pt, ok, err := measureCacheRead(ctx, file, cfg.Size)
 		if err != nil {
-			return nil, calibrationFailed(ctx, cacheReadTest, err)
+			return nil, testFailed(ctx, "bench", cacheReadTest, err)
 		}
 		if ok {
 			p.CacheReadCPU = &cpu
@@ -223,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	}
 	wake, pt, ok, err := measureWake(ctx, p.Dir, p.Device, p.Synchronous)
 	if err != nil {
-		return nil, calibrationFailed(ctx, wakeTest, err)
+		return nil, testFailed(ctx, "bench", wakeTest, err)
 	}
 	if ok {
 		p.WakeUs = &wake
@@ -271,20 +271,13 @@ type reads struct {
 	ms  float64
 }
 
-// fioFailed is a test's error: the context's when it was cancelled.
-func fioFailed(ctx context.Context, t Test, err error) error {
+// testFailed is a test's error, saying who ran it (fio, or bench for the
+// calibrations it reads itself): the context's when it was cancelled.
+func testFailed(ctx context.Context, by string, t Test, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fmt.Errorf("fio, %s: %w", t, err)
-}
-
-// calibrationFailed is fioFailed for the calibrations bench reads itself.
-func calibrationFailed(ctx context.Context, t Test, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return fmt.Errorf("bench, %s: %w", t, err)
+	return fmt.Errorf("%s, %s: %w", by, t, err)
 }
 
 // SpanBytes are the regions random reads and writes are measured within, up to the
