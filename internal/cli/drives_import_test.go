@@ -170,7 +170,7 @@ func TestOnADeviceMountedTwice(t *testing.T) {
 	if !ok {
 		t.Fatal("no device for", dir)
 	}
-	other := event.Device{Major: here.Major + 1, Minor: here.Minor, Name: "vda", Mount: "/"}
+	other := event.Device{Major: here.Major + 1, Minor: here.Minor, Name: "vda", Mount: "/elsewhere/root"}
 	meta := tracefile.Meta{Footer: &tracefile.Footer{Devices: []event.Device{other,
 		{Major: here.Major, Minor: here.Minor, Name: "loop1", Mount: "/elsewhere/not-" + filepath.Base(dir)}}}}
 	got, err := onDevice(meta, dir)
@@ -179,8 +179,32 @@ func TestOnADeviceMountedTwice(t *testing.T) {
 	}
 	// Not a device of the trace: the trace's own mounts say where it was.
 	meta.Footer.Devices = meta.Footer.Devices[:1]
+	meta.Footer.Devices[0].Mount = "/"
 	if got, err := onDevice(meta, dir); err != nil || len(got) == 0 || got[0] != (event.Dev{Major: other.Major, Minor: other.Minor}) {
 		t.Errorf("--on %s on a trace without its device: %v %v, want the trace's / (%v)", dir, got, err, other)
+	}
+}
+
+// --on a directory whose mount point here is one the trace had: the
+// trace's device there, though another of its devices has the number the
+// directory's device has now (loop devices set up again, in another
+// order).
+func TestOnARenumberedDevice(t *testing.T) {
+	dir := t.TempDir()
+	here, ok := statDevice(dir)
+	mp, mok := liveMountPoint(dir)
+	if !ok || !mok {
+		t.Fatal("no device or mount point for", dir)
+	}
+	if !strings.HasPrefix(dir, strings.TrimSuffix(mp, "/")+"/") {
+		t.Fatalf("mount point %s is not above %s", mp, dir)
+	}
+	recorded := event.Device{Major: here.Major + 1, Minor: here.Minor + 1, Name: "loop2", Mount: mp}
+	meta := tracefile.Meta{Footer: &tracefile.Footer{Devices: []event.Device{recorded,
+		{Major: here.Major, Minor: here.Minor, Name: "loop1", Mount: "/elsewhere/not-" + filepath.Base(dir)}}}}
+	want := event.Dev{Major: recorded.Major, Minor: recorded.Minor}
+	if got, err := onDevice(meta, dir); err != nil || len(got) == 0 || got[0] != want {
+		t.Errorf("--on %s: %v %v, want the trace's device at %s (%v)", dir, got, err, mp, want)
 	}
 }
 

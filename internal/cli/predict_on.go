@@ -38,6 +38,15 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 				return host.WithDisk(dev), nil
 			}
 		}
+		// The trace's mount at the very mount point the path is on here: the
+		// recording's device there, whatever number the device has now (a
+		// loop device set up again takes the first free number, maybe one
+		// the trace gave another drive).
+		if mp, ok := liveMountPoint(a); ok {
+			if dev, ok := mountedAt(meta.Footer.Devices, a); ok && mountsAt(meta.Footer.Devices, dev, mp) {
+				return host.WithDisk(dev), nil
+			}
+		}
 		// A path here on a device the trace knows: its own device, whatever
 		// mount the trace noted for it (a device mounted twice, a bind
 		// mount, shows the trace one of its mount points).
@@ -102,4 +111,39 @@ func mountedAt(devs []event.Device, path string) (event.Dev, bool) {
 		}
 	}
 	return best, longest != ""
+}
+
+// mountsAt says the trace had dev mounted at mp.
+func mountsAt(devs []event.Device, dev event.Dev, mp string) bool {
+	for _, d := range devs {
+		if d.Major == dev.Major && d.Minor == dev.Minor && (d.Mount == mp || slices.Contains(d.Mounts, mp)) {
+			return true
+		}
+	}
+	return false
+}
+
+// liveMountPoint is the mount point of the file system path is on here:
+// its highest directory on the same device.
+func liveMountPoint(path string) (string, bool) {
+	if !filepath.IsAbs(path) {
+		return "", false
+	}
+	path = filepath.Clean(path)
+	dev, ok := statDevice(path)
+	if !ok {
+		return "", false
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		return "", false // a device file: its number is the answer
+	}
+	for path != "/" {
+		up := filepath.Dir(path)
+		if d, ok := statDevice(up); !ok || d != dev {
+			return path, true
+		}
+		path = up
+	}
+	return path, true
 }
