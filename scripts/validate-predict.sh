@@ -25,6 +25,9 @@
 #   measured is the median of N runs, predicted the median of the N
 #   recordings' predictions — single runs on this VM vary by up to 2×
 #   DRIVES="vda hdd" and WORKLOADS="cp scrub" narrow the run to those
+#   PROFILES=DIR benches no drive: it takes the drive profiles (and the
+#   CrystalDiskMark texts) of a store a run kept, and records anew — to see
+#   a change to the recordings (what the tracers keep) in minutes, not an hour
 #   PREDICT_STORE=DIR predicts again on a store a run kept (KEEP_STORE=1):
 #   no drives, benches or recordings — its profiles (the CrystalDiskMark
 #   texts imported anew) and traces, against the times it measured; a
@@ -110,7 +113,15 @@ run_on() { # drive, command...: the command on that drive (inside its cgroup)
   fi
 }
 
+if [ -n "${PROFILES:-}" ]; then
+  for d in "${drives[@]}"; do
+    for f in "$PROFILES/drives/$d.json" "$PROFILES/cdm-$d.json" "$PROFILES/cdm-$d.txt"; do
+      [ -f "$f" ] || { echo "$PROFILES: no $(basename "$f") (a store a run kept with KEEP_STORE=1)" >&2; exit 1; }
+    done
+  done
+fi
 for d in "${drives[@]}"; do
+  [ -n "${PROFILES:-}" ] && break
   echo "bench $d" >&2
   run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size "$bench_size" --runtime "$bench_runtime" --label "$d" >/dev/null 2>&1
 done
@@ -127,6 +138,13 @@ for op in read write; do
              --name=RND4K-Q1T1-$op --stonewall --rw=$rr --bs=4k --iodepth=1)
 done
 for d in "${drives[@]}"; do
+  if [ -n "${PROFILES:-}" ]; then
+    mkdir -p "$store/drives"
+    cp "$PROFILES/drives/$d.json" "$store/drives/$d.json"
+    cp "$PROFILES/cdm-$d.json" "$PROFILES/cdm-$d.txt" "$store/"
+    "$ioshape" --store "$store" drives import --label "cdm-$d" "$store/cdm-$d.txt" >/dev/null
+    continue
+  fi
   echo "CrystalDiskMark's tests on $d" >&2
   run_on "$d" fio --output-format=json --filename="${dirs[$d]}/cdm.dat" --size="$cdm_size" --direct=1 --ioengine=libaio \
     --runtime="$cdm_runtime" --time_based "${cdm_jobs[@]}" > "$store/cdm-$d.json" 2>/dev/null

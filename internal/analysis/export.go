@@ -95,7 +95,7 @@ func ExportRows(ctx context.Context, t *Trace, id string, rw export.RowWriter, w
 	var row export.Row
 	var n int64
 	if _, err := t.Events(ctx, "exporting", watch, func(e *event.Event) error {
-		if e.IsWait() { // not an I/O
+		if !e.IsIO() {
 			return nil
 		}
 		m.Row(e, &row)

@@ -456,7 +456,8 @@ func TestRecordBufferedWriteback(t *testing.T) {
 	requireTracing(t)
 	dir, store := workdir(t), t.TempDir()
 	file := filepath.Join(dir, "data")
-	script := fmt.Sprintf("dd if=/dev/zero of=%s bs=1M count=32 2>/dev/null && sync", file)
+	// cat advises the kernel it reads sequentially (posix_fadvise).
+	script := fmt.Sprintf("dd if=/dev/zero of=%s bs=1M count=32 2>/dev/null && sync && cat %[1]s >/dev/null", file)
 	id, _ := record(t, store, "--", "/bin/sh", "-c", script)
 	s := showJSON(t, store, id)
 	checkNoLoss(t, s)
@@ -480,6 +481,15 @@ func TestRecordBufferedWriteback(t *testing.T) {
 	out := ioshape(t, nil, "--store", store, "events", id)
 	if !strings.Contains(out.stdout, event.FlagKernel.String()) {
 		t.Error("no event is marked as kernel-issued")
+	}
+	advised := false
+	for _, line := range strings.Split(out.stdout, "\n") {
+		f := strings.Split(line, "\t")
+		advised = advised || len(f) > 15 && f[2] == event.CallFadvise.String() && f[14] == "cat" &&
+			strings.Contains(f[15], event.FlagAdviceSequential.String())
+	}
+	if !advised {
+		t.Error("no sequential advice of cat's in the events")
 	}
 }
 

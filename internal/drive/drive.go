@@ -278,12 +278,16 @@ func (p *Spec) ServiceUs(op, access string, size int64, inflight float64) float6
 }
 
 // StreamUs is the wall time a buffered sequential read of size bytes
-// takes on this drive: readahead fetches a stream in chunks of the window
-// or the largest request, whichever is smaller, with two windows' chunks
-// in flight, so the bytes go at that shape's rate. NaN if the
-// profile does not say its readahead.
-func (p *Spec) StreamUs(size int64) float64 {
-	chunk, window := int64(p.ReadaheadKB)<<10, int64(p.ReadaheadKB)<<10
+// takes on this drive, read through a readahead window of window bytes
+// (0: the drive's own, ReadaheadKB; ReadWindow says a reader's): readahead
+// fetches a stream in chunks of the window or the largest request,
+// whichever is smaller, with two windows' chunks in flight, so the bytes
+// go at that shape's rate. NaN if the profile does not say its readahead.
+func (p *Spec) StreamUs(size, window int64) float64 {
+	if window <= 0 {
+		window = int64(p.ReadaheadKB) << 10
+	}
+	chunk := window
 	if p.MaxRequestKB > 0 && int64(p.MaxRequestKB)<<10 < chunk {
 		chunk = int64(p.MaxRequestKB) << 10
 	}
@@ -297,6 +301,26 @@ func (p *Spec) StreamUs(size int64) float64 {
 	// device's own counters).
 	inflight := float64(2 * max(window/chunk, 1))
 	return p.ServiceUs("read", "seq", chunk, inflight) / inflight * float64(size) / float64(chunk)
+}
+
+// ReadWindow is the readahead window (bytes) of a reader on this drive
+// whose calls read call bytes each (0: unknown, or a copy's splice, which
+// reads in pages), through a file advised as read sequentially
+// (POSIX_FADV_SEQUENTIAL, as cp and cat give: twice the drive's window).
+// A read larger than the window widens it up to the largest request, as
+// Linux's readahead does. On the USB model (128 KiB readahead, 1,280 KiB
+// requests), 64 MiB read cold: head -c, dd bs=64K and sendfile 128 KiB
+// requests; cp and cat 256 KiB; dd bs=256K 256 KiB, bs=1M 993 KiB; at 512
+// KiB readahead, cat 978 KiB, dd bs=256K 508 KiB.
+func (p *Spec) ReadWindow(call int64, sequential bool) int64 {
+	window := int64(p.ReadaheadKB) << 10
+	if sequential {
+		window *= 2
+	}
+	if p.MaxRequestKB > 0 && call > window {
+		window = max(window, min(call, int64(p.MaxRequestKB)<<10))
+	}
+	return window
 }
 
 // WritebackUs is the wall time sequential writeback of size bytes takes

@@ -111,11 +111,47 @@ func TestStreamUs(t *testing.T) {
 	// 4 MiB chunks, two windows of two in flight: depth 4's latency, a
 	// quarter of it a chunk; 128 KiB takes 1/32 of that.
 	lat4 := 4 * 4.0 * (1 << 20) / 2000
-	if got, want := p.StreamUs(128<<10), lat4/4/32; math.Abs(got-want) > 1e-6*want {
+	if got, want := p.StreamUs(128<<10, 0), lat4/4/32; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("StreamUs(128 KiB) = %v µs, want %v", got, want)
 	}
-	if got := (&Spec{Points: p.Points}).StreamUs(128 << 10); !math.IsNaN(got) {
+	// A reader's window of 1 MiB: 1 MiB chunks, two in flight (depth 1
+	// and 4 between them: 1000 MB/s to 2000 MB/s on a log scale).
+	lat2 := (1 << 20) * 2 / (1000 * math.Sqrt(2))
+	if got, want := p.StreamUs(4<<20, 1<<20), lat2/2*4; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("StreamUs(4 MiB, through 1 MiB) = %v µs, want %v", got, want)
+	}
+	if got := (&Spec{Points: p.Points}).StreamUs(128<<10, 0); !math.IsNaN(got) {
 		t.Errorf("without readahead settings: %v, want NaN", got)
+	}
+}
+
+// A reader's readahead window: the drive's, twice it when advised
+// sequential, widened by a larger read up to the largest request.
+func TestReadWindow(t *testing.T) {
+	usb := &Spec{ReadaheadKB: 128, MaxRequestKB: 1280}
+	for _, c := range []struct {
+		call       int64
+		sequential bool
+		want       int64
+	}{
+		{0, false, 128 << 10},        // head -c, sendfile, a page fault
+		{64 << 10, false, 128 << 10}, // dd bs=64K
+		{0, true, 256 << 10},         // cp
+		{128 << 10, true, 256 << 10}, // cat
+		{256 << 10, false, 256 << 10},
+		{1 << 20, false, 1 << 20},
+		{8 << 20, true, 1280 << 10}, // no wider than the largest request
+	} {
+		if got := usb.ReadWindow(c.call, c.sequential); got != c.want {
+			t.Errorf("call %d, sequential %v: %d, want %d", c.call, c.sequential, got, c.want)
+		}
+	}
+	disk := &Spec{ReadaheadKB: 8192, MaxRequestKB: 1280}
+	if got := disk.ReadWindow(1<<20, true); got != 16<<20 {
+		t.Errorf("a window wider than the largest request: %d, want twice it", got)
+	}
+	if got := (&Spec{ReadaheadKB: 128}).ReadWindow(1<<20, false); got != 128<<10 {
+		t.Errorf("largest request unknown: %d, want the drive's window", got)
 	}
 }
 

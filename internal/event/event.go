@@ -83,6 +83,11 @@ const (
 	// metadata, sync), from falling asleep to waking. Predictions read it;
 	// profiles and exports leave it out.
 	CallWait
+	// CallFadvise is not an I/O: posix_fadvise, the advice in Flags
+	// (FlagAdviceSequential, FlagAdviceRandom; neither: normal or another
+	// advice). Sequential advice doubles the file's readahead window, and
+	// cp and cat give it: predictions read it; profiles leave it out.
+	CallFadvise
 	numCalls
 )
 
@@ -90,7 +95,7 @@ var callNames = [numCalls]string{
 	"", "read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"preadv2", "pwritev2", "copy_file_range", "sendfile", "fsync", "fdatasync",
 	"sync_file_range", "aio_read", "aio_write", "aio_fsync",
-	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile", "wait",
+	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile", "wait", "fadvise64",
 }
 
 func (c Call) String() string {
@@ -110,18 +115,20 @@ func (c Call) Valid() bool { return c > NoCall && c < numCalls }
 type Flags uint32
 
 const (
-	FlagSync       Flags = 1 << iota // REQ_SYNC / synchronous request
-	FlagReadahead                    // REQ_RAHEAD
-	FlagMeta                         // REQ_META: filesystem metadata
-	FlagDirect                       // O_DIRECT file, or physical (uncached) I/O
-	FlagFUA                          // forced unit access
-	FlagPreflush                     // cache flush before the write
-	FlagKernel                       // issued by a kernel thread (writeback, journal) on someone's behalf
-	FlagAsync                        // asynchronous submission (libaio, io_uring)
-	FlagCopySource                   // read half of a copy_file_range/sendfile; the write half carries the call's time
-	FlagDispatched                   // Dispatch holds the time the request was handed to the device
-	FlagPaging                       // a page-in or page-out: memory-mapped file I/O, no system call behind it
-	FlagBlocked                      // Blocked holds how long the call slept uninterruptibly
+	FlagSync             Flags = 1 << iota // REQ_SYNC / synchronous request
+	FlagReadahead                          // REQ_RAHEAD
+	FlagMeta                               // REQ_META: filesystem metadata
+	FlagDirect                             // O_DIRECT file, or physical (uncached) I/O
+	FlagFUA                                // forced unit access
+	FlagPreflush                           // cache flush before the write
+	FlagKernel                             // issued by a kernel thread (writeback, journal) on someone's behalf
+	FlagAsync                              // asynchronous submission (libaio, io_uring)
+	FlagCopySource                         // read half of a copy_file_range/sendfile; the write half carries the call's time
+	FlagDispatched                         // Dispatch holds the time the request was handed to the device
+	FlagPaging                             // a page-in or page-out: memory-mapped file I/O, no system call behind it
+	FlagBlocked                            // Blocked holds how long the call slept uninterruptibly
+	FlagAdviceSequential                   // CallFadvise: POSIX_FADV_SEQUENTIAL
+	FlagAdviceRandom                       // CallFadvise: POSIX_FADV_RANDOM
 )
 
 var flagNames = []struct {
@@ -134,6 +141,7 @@ var flagNames = []struct {
 	{FlagDispatched, "dispatched"},
 	{FlagPaging, "paging"},
 	{FlagBlocked, "blocked"},
+	{FlagAdviceSequential, "advice-sequential"}, {FlagAdviceRandom, "advice-random"},
 }
 
 func (f Flags) String() string {
@@ -218,6 +226,11 @@ type Event struct {
 
 // IsWait reports whether e is a wait (CallWait) rather than an I/O.
 func (e *Event) IsWait() bool { return e.Layer == Syscall && e.Call == CallWait }
+
+// IsIO reports whether e is an I/O: not a wait or an advice.
+func (e *Event) IsIO() bool {
+	return e.Layer != Syscall || e.Call != CallWait && e.Call != CallFadvise
+}
 
 // Latency is the service time from arrival to completion.
 func (e *Event) Latency() int64 { return e.End - e.Start }

@@ -313,6 +313,16 @@ func fillSyscall(e *event.Event, call event.Call, start, end int64, pid, tid uin
 		// what was moved is the useful size.
 		e.Size = e.Bytes
 	}
+	if call == event.CallFadvise {
+		// The tracers put the advice where a call's size goes.
+		switch size {
+		case adviceSequential:
+			e.Flags |= event.FlagAdviceSequential
+		case adviceRandom:
+			e.Flags |= event.FlagAdviceRandom
+		}
+		e.Size, e.Bytes = 0, 0
+	}
 	if !e.Op.IsData() {
 		e.Offset = -1
 	}
@@ -327,6 +337,12 @@ func fillSyscall(e *event.Event, call event.Call, start, end int64, pid, tid uin
 	}
 	return ""
 }
+
+// Linux's POSIX_FADV_RANDOM and POSIX_FADV_SEQUENTIAL.
+const (
+	adviceRandom     = 1
+	adviceSequential = 2
+)
 
 // CallOp is the direction of a call's I/O.
 func CallOp(c event.Call) event.Op {

@@ -107,7 +107,10 @@ func TestBpftraceFields(t *testing.T) {
 		"B 100 0 250 266338304 0 0 0 FF 0 0 1 kworker/0:1H\n" +
 		"S 11 100 200 42 42 3 266338304 7 0 9223372036854775807 131072 32768 1 cp\n" +
 		"S 11 100 200 42 42 4 266338304 8 0 9223372036854775807 131072 49152 2 cp\n" +
-		"S 16 100 900 42 42 6 266338304 9 8192 4096 4096 16384 0 fio\n"
+		"S 16 100 900 42 42 6 266338304 9 8192 4096 4096 16384 0 fio\n" +
+		"S 27 90 91 42 42 3 266338304 7 -1 2 0 32768 0 cp\n" +
+		"S 27 90 91 42 42 3 266338304 7 -1 1 0 32768 0 cp\n" +
+		"S 27 90 91 42 42 3 266338304 7 -1 4 0 32768 0 cp\n"
 	r := NewBpftraceReader(strings.NewReader(in), "", "amd64")
 	var evs []event.Event
 	for r.Scan() {
@@ -130,6 +133,13 @@ func TestBpftraceFields(t *testing.T) {
 	}
 	if a := evs[4]; a.Call != event.CallAioRead || a.Flags&(event.FlagAsync|event.FlagDirect) != event.FlagAsync|event.FlagDirect || a.Latency() != 800 {
 		t.Errorf("aio read: %+v", a)
+	}
+	// posix_fadvise: the advice where the size goes, made a flag; not an I/O.
+	for i, want := range []event.Flags{event.FlagAdviceSequential, event.FlagAdviceRandom, 0} {
+		a := evs[5+i]
+		if a.Call != event.CallFadvise || a.Flags&(event.FlagAdviceSequential|event.FlagAdviceRandom) != want || a.Size != 0 || a.IsIO() {
+			t.Errorf("fadvise: %+v, want flags %v", a, want)
+		}
 	}
 }
 

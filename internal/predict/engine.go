@@ -114,7 +114,7 @@ func idleOf(d *drive.Spec, machine *drive.IdleWake) *drive.IdleWake {
 func pageCacheCPU(d *drive.Spec) float64 {
 	cpu := *d.CacheReadCPU
 	if d.Synchronous {
-		if s := d.StreamUs(1 << 20); s > 0 {
+		if s := d.StreamUs(1<<20, 0); s > 0 {
 			cpu = max(cpu-s, 0)
 		}
 	}
@@ -137,15 +137,22 @@ type front struct {
 	late      int64 // came after that
 	peakHeld  int   // the most I/Os held at once (tests)
 	finished  bool
+	readers   readers
 }
 
 func newFront(engines []*engine) *front {
 	return &front{engines: engines, released: math.MinInt64}
 }
 
-// add takes a call, wait or block request the Builder kept.
+// add takes a call, wait, advice or block request the Builder kept.
 func (f *front) add(e *event.Event) {
 	w := e.Op == event.Write
+	if e.Layer == event.Syscall {
+		f.readers.add(e)
+		if e.Call == event.CallFadvise {
+			return
+		}
+	}
 	if e.Layer == event.Block {
 		kernel := e.Flags&event.FlagKernel != 0
 		flush := e.Op == event.Flush
@@ -230,8 +237,12 @@ func (f *front) advance(t int64) {
 		at := f.reqIn.MinKey()
 		f.group = f.group[:0]
 		for f.reqIn.Len() > 0 && f.reqIn.MinKey() == at {
-			f.group = append(f.group, *f.reqIn.Front())
+			r := *f.reqIn.Front()
 			f.reqIn.Drop()
+			if r.readahead && !r.write {
+				r.readCall, r.sequential = f.readers.of(r.pid, r.start)
+			}
+			f.group = append(f.group, r)
 		}
 		for _, e := range f.engines {
 			e.serve(f.group)

@@ -205,6 +205,10 @@ type blockIO struct {
 	pastThrottle bool
 	readahead    bool
 	flush        bool // a cache flush (counted among the writes)
+	// The reader behind a readahead request: the size of its call (0:
+	// none known, or a copy) and whether it advised sequential reading.
+	readCall   int64
+	sequential bool
 }
 
 func sharedAmong(shared bool, together float64) float64 {
@@ -367,6 +371,10 @@ func NewBuilder() *Builder {
 // matched as it comes, and counted.
 func (b *Builder) Add(e *event.Event) {
 	wait := e.IsWait()
+	if e.Layer == event.Syscall && e.Call == event.CallFadvise {
+		b.keep(e) // says how the file's readahead goes
+		return
+	}
 	if !e.Op.IsData() && e.Op != event.Flush && !wait {
 		return
 	}
@@ -414,6 +422,12 @@ func (b *Builder) Add(e *event.Event) {
 	default:
 		return
 	}
+	b.keep(e)
+}
+
+// keep moves an event on to the model: kept for Predict, or into the
+// running stream.
+func (b *Builder) keep(e *event.Event) {
 	if b.stream == nil {
 		b.kept = append(b.kept, *e)
 		return
@@ -701,8 +715,11 @@ func requestOn(d *latencies, r *request, access string, fallback float64) (us fl
 		// it: a disk seeks back.
 		access = "rand"
 	}
-	if r.readahead && !r.write && access == "seq" && r.size >= streamMin {
-		if us := d.get(latKey{kind: latStream, size: r.size}); !math.IsNaN(us) {
+	if r.readahead && !r.write && access == "seq" && r.size >= streamMin && d != nil {
+		// The reader's window on this drive, not the request's size: the
+		// recording drive's window and largest request cut it.
+		window := d.d.ReadWindow(r.readCall, r.sequential)
+		if us := d.get(latKey{kind: latStream, size: r.size, window: window}); !math.IsNaN(us) {
 			return us, true
 		}
 	}
@@ -824,6 +841,7 @@ type latKey struct {
 	access   string
 	size     int64
 	inflight float64
+	window   int64 // a stream's readahead window
 }
 
 const (
@@ -844,7 +862,7 @@ func (l *latencies) get(k latKey) float64 {
 	var v float64
 	switch k.kind {
 	case latStream:
-		v = l.d.StreamUs(k.size)
+		v = l.d.StreamUs(k.size, k.window)
 	case latWriteback:
 		v = l.d.WritebackUs(k.size)
 	case latWritebackEach:

@@ -1119,7 +1119,7 @@ func TestPageCacheCPUBesideABioBasedDrive(t *testing.T) {
 	d.ReadaheadKB, d.MaxRequestKB, d.CacheReadCPU = 1024, 1024, &cpu
 	near(t, "an asynchronous drive's", pageCacheCPU(d), 400)
 	d.Synchronous = true
-	stream := d.StreamUs(1 << 20)
+	stream := d.StreamUs(1<<20, 0)
 	if !(stream > 0 && stream < 400) {
 		t.Fatalf("stream of 1 MiB: %v µs", stream)
 	}
@@ -1389,6 +1389,77 @@ func TestFlushers(t *testing.T) {
 	} {
 		if got := pastThrottle(comm); got != want {
 			t.Errorf("pastThrottle(%q) = %v", comm, got)
+		}
+	}
+}
+
+// bridge is a drive that takes one command at a time, 1 ms each plus 40
+// MB/s, with 128 KiB readahead and 1,280 KiB requests: how big the
+// stream's chunks are is most of its rate.
+func bridge() *drive.Spec {
+	p := &drive.Spec{Name: "bridge", ReadaheadKB: 128, MaxRequestKB: 1280}
+	for _, size := range []int64{4 << 10, 128 << 10, 256 << 10, 1 << 20} {
+		for _, d := range []int{1, 2, 4} {
+			lat := float64(d) * (1000 + float64(size)/40)
+			p.Points = append(p.Points, drive.Point{Op: "read", Access: "seq", SizeBytes: size, Depth: d, Jobs: 1, LatUs: lat},
+				drive.Point{Op: "read", Access: "rand", SizeBytes: size, Depth: d, Jobs: 1, LatUs: lat})
+		}
+	}
+	return p
+}
+
+// A stream goes to the new drive through its reader's window there, not
+// the recording drive's cut: twice the drive's window for a file advised
+// sequential (cp, cat), a read call's size where larger (dd bs=1M).
+func TestReadersWindowOnTheNewDrive(t *testing.T) {
+	disk := flat("disk", 50, 1)
+	disk.ReadaheadKB, disk.MaxRequestKB = 2560, 1280
+	const n, chunk = 40, 1280 << 10
+	stream := func(advise bool, callSize int64) float64 {
+		b := NewBuilder()
+		if advise {
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Other, Call: event.CallFadvise, Start: 0, End: us, Offset: -1,
+				Pid: 5, Tid: 5, Flags: event.FlagAdviceSequential})
+		}
+		at := 10 * us
+		if callSize == 0 { // one copy, all of it asleep
+			end := at + n*1000*us
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Call: event.CallCopyFileRange, Start: at, End: end, Size: n * chunk,
+				Bytes: n * chunk, Pid: 5, Tid: 5, Flags: event.FlagBlocked | event.FlagCopySource, Blocked: end - at})
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallCopyFileRange, Start: at, End: end, Size: n * chunk,
+				Bytes: n * chunk, Pid: 5, Tid: 5, Flags: event.FlagBlocked, Blocked: end - at})
+		}
+		for i := range int64(n) {
+			s := at + i*1000*us
+			if callSize > 0 {
+				b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Call: event.CallRead, Start: s, End: s + 1000*us, Size: callSize,
+					Bytes: callSize, Offset: i * chunk, Pid: 5, Tid: 5, Flags: event.FlagBlocked, Blocked: 1000 * us})
+			}
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: s + us, End: s + 999*us, Size: chunk, Bytes: chunk,
+				Offset: 1<<30 + i*chunk, Pid: 5, Tid: 5, Flags: event.FlagReadahead})
+		}
+		res, err := b.Predict(disk, bridge(), at+n*1000*us, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// Two in flight, one at a time: each chunk its command and its bytes.
+	at := func(c float64) float64 { return n * chunk / c * (1000 + c/40) / 1e6 }
+	for _, c := range []struct {
+		what   string
+		advise bool
+		call   int64
+		chunk  float64
+	}{
+		{"a copy", false, 0, 128 << 10},
+		{"a copy of a file advised sequential", true, 0, 256 << 10},
+		{"reads of 64 KiB", false, 64 << 10, 128 << 10},
+		{"reads of 64 KiB advised sequential", true, 64 << 10, 256 << 10},
+		{"reads of 1 MiB", false, 1 << 20, 1 << 20},
+	} {
+		if got, want := stream(c.advise, c.call), at(c.chunk); math.Abs(got/want-1) > 0.02 {
+			t.Errorf("%s: %.3f s, want %.3f (%.0f KiB chunks)", c.what, got, want, c.chunk/1024)
 		}
 	}
 }

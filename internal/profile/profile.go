@@ -238,7 +238,7 @@ func NewBuilder(opts Options) *Builder {
 
 // Add counts one event. The event is copied; the caller may reuse it.
 func (b *Builder) Add(e *event.Event) {
-	if e.Layer > event.Syscall || e.IsWait() {
+	if e.Layer > event.Syscall || !e.IsIO() {
 		return
 	}
 	b.seenEvents++

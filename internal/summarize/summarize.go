@@ -71,7 +71,7 @@ type row struct {
 
 // Add takes the tracer's next event.
 func (s *Summarizer) Add(e *event.Event) error {
-	if e.Layer > event.Syscall || e.IsWait() {
+	if e.Layer > event.Syscall || !e.IsIO() {
 		return nil // waits are per-I/O detail
 	}
 	if e.End > s.watermark {

@@ -29,6 +29,8 @@ func TestRowsAsSecondsPass(t *testing.T) {
 		if i%7 == 0 {
 			w := event.Event{Layer: event.Syscall, Call: event.CallWait, Start: start, End: start + 10}
 			s.Add(&w)
+			a := event.Event{Layer: event.Syscall, Call: event.CallFadvise, Flags: event.FlagAdviceSequential, Start: start, End: start + 10}
+			s.Add(&a)
 			c := event.Event{Layer: event.Syscall, Op: event.Read, Call: event.CallCopyFileRange, Flags: event.FlagCopySource,
 				Start: start, End: start + 100, Dev: event.Dev{Major: 8, Minor: 1}, Offset: -1, Size: 4096, Bytes: 4096, Pid: 7, Comm: "cp"}
 			s.Add(&c)

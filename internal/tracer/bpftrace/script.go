@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -53,6 +54,20 @@ var ScriptCalls = []ScriptCall{
 	{Name: "fsync", ID: int(event.CallFsync), FD: "fd", Count: "0", Pos: "-1"},
 	{Name: "fdatasync", ID: int(event.CallFdatasync), FD: "fd", Count: "0", Pos: "-1"},
 	{Name: "sync_file_range", ID: int(event.CallSyncFileRange), FD: "fd", Count: "args->nbytes", Pos: "args->offset"},
+	// The advice goes where a call's size does (the parser makes it a flag).
+	{Name: "fadvise64", ID: int(event.CallFadvise), FD: "fd", Count: "args->advice", Pos: "-1"},
+}
+
+// callsOn is ScriptCalls with their tracepoints' names on arch: arm64 has
+// no fadvise64, only fadvise64_64.
+func callsOn(arch string) []ScriptCall {
+	calls := slices.Clone(ScriptCalls)
+	for i := range calls {
+		if calls[i].ID == int(event.CallFadvise) && arch == "arm64" {
+			calls[i].Name = "fadvise64_64"
+		}
+	}
+	return calls
 }
 
 // RequiredTracepoints are the kernel tracepoints the script cannot run
@@ -111,7 +126,7 @@ func Render(t session.Target, seeds []int, self int) (session.Script, error) {
 		Command:       len(t.Command) > 0,
 		Names:         t.Names,
 		Filter:        "@track[pid]",
-		Calls:         ScriptCalls,
+		Calls:         callsOn(runtime.GOARCH),
 		Block:         t.Block(),
 		Syscall:       t.Syscall(),
 		AioRead:       int(event.CallAioRead),

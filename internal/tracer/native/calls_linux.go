@@ -54,8 +54,11 @@ func nativeCallTable() map[int]ioshapeCallSpec {
 		unix.SYS_FSYNC:           plain(event.CallFsync, noArg, posNone, 0),
 		unix.SYS_FDATASYNC:       plain(event.CallFdatasync, noArg, posNone, 0),
 		unix.SYS_SYNC_FILE_RANGE: plain(event.CallSyncFileRange, 2, posArg, 1),
-		unix.SYS_IO_SUBMIT:       {Call: 1, Kind: kindAioSubmit, OutArg: noArg},
-		unix.SYS_IO_GETEVENTS:    {Call: 1, Kind: kindAioGetevent, OutArg: noArg},
-		unix.SYS_IO_PGETEVENTS:   {Call: 1, Kind: kindAioGetevent, OutArg: noArg},
+		// The advice goes where a call's size does (the parser makes it a
+		// flag).
+		unix.SYS_FADVISE64:     plain(event.CallFadvise, 3, posNone, 0),
+		unix.SYS_IO_SUBMIT:     {Call: 1, Kind: kindAioSubmit, OutArg: noArg},
+		unix.SYS_IO_GETEVENTS:  {Call: 1, Kind: kindAioGetevent, OutArg: noArg},
+		unix.SYS_IO_PGETEVENTS: {Call: 1, Kind: kindAioGetevent, OutArg: noArg},
 	}
 }

@@ -140,6 +140,9 @@ func (s *Session) load() error {
 		}
 	}
 	for nr, cs := range nativeCallTable() {
+		if s.cfg.Summary && cs.Call == uint8(event.CallFadvise) {
+			continue // an advice moves nothing: a summary has no place for it
+		}
 		if err := s.objs.Calls.Put(uint32(nr), cs); err != nil {
 			s.Close()
 			return fmt.Errorf("cannot fill the syscall table: %w", err)

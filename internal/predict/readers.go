@@ -1,0 +1,121 @@
+package predict
+
+import "github.com/ioshape/ioshape/internal/event"
+
+// readers remembers, by process, what decides the readahead window a
+// stream of its gets on another drive (drive.Spec.ReadWindow): the size
+// of the read call a readahead request came in, and whether the process
+// advised sequential reading. Events come about in completion order, and a
+// request asks when the front releases it, holdNs behind the newest: by
+// then the call it came in has come, unless that call outlasted the hold
+// (a copy's, which reads in pages whatever its size).
+type readers struct {
+	byPid  map[uint32]*readerLog
+	newest int64
+}
+
+type readerLog struct {
+	runs   []readRun  // its buffered read calls, runs of one size, in arrival order
+	advice []adviceAt // its changes of advice, in arrival order
+	last   int64      // the latest time it was seen
+}
+
+// readRun is calls of one size, one after another: a reader's buffer.
+type readRun struct{ start, end, size int64 }
+
+type adviceAt struct {
+	at         int64
+	sequential bool
+}
+
+// maxReaderLog bounds what is kept of a process (oldest forgotten first);
+// maxReaders bounds the processes.
+const (
+	maxReaderLog = 64
+	maxReaders   = 4096
+)
+
+// add takes a syscall-layer event: a buffered read or an advice.
+func (rs *readers) add(e *event.Event) {
+	advice := e.Call == event.CallFadvise && e.Flags&(event.FlagAdviceSequential|event.FlagAdviceRandom) != 0
+	read := e.Op == event.Read && e.Flags&(event.FlagDirect|event.FlagAsync) == 0 && e.Call != event.CallFadvise
+	if !advice && !read {
+		return
+	}
+	l := rs.log(e.Pid, e.End)
+	if advice {
+		seq := e.Flags&event.FlagAdviceSequential != 0
+		if n := len(l.advice); n == 0 || l.advice[n-1].sequential != seq {
+			l.advice = appendBounded(l.advice, adviceAt{at: e.Start, sequential: seq})
+		}
+		return
+	}
+	size := e.Size
+	if e.Call == event.CallCopyFileRange || e.Call == event.CallSendfile {
+		size = 0 // a splice reads a page at a time, whatever the copy's size
+	}
+	if n := len(l.runs); n > 0 && l.runs[n-1].size == size && e.Start >= l.runs[n-1].start {
+		l.runs[n-1].end = max(l.runs[n-1].end, e.End)
+		return
+	}
+	l.runs = appendBounded(l.runs, readRun{start: e.Start, end: e.End, size: size})
+}
+
+// of is the reader behind a readahead request of pid arriving at t: its
+// call's size (0: none known) and whether it advised sequential reading.
+func (rs *readers) of(pid uint32, t int64) (call int64, sequential bool) {
+	l := rs.byPid[pid]
+	if l == nil {
+		return 0, false
+	}
+	best := int64(-1) << 62
+	for _, r := range l.runs {
+		if r.start <= t && r.start > best {
+			best = r.start
+			call = 0
+			if t <= r.end {
+				call = r.size
+			}
+		}
+	}
+	best = int64(-1) << 62
+	for _, a := range l.advice {
+		if a.at <= t && a.at > best {
+			best, sequential = a.at, a.sequential
+		}
+	}
+	return call, sequential
+}
+
+// log is pid's log, made if new; processes not seen for a while are
+// forgotten when there are too many.
+func (rs *readers) log(pid uint32, t int64) *readerLog {
+	rs.newest = max(rs.newest, t)
+	l := rs.byPid[pid]
+	if l == nil {
+		if rs.byPid == nil {
+			rs.byPid = map[uint32]*readerLog{}
+		}
+		if len(rs.byPid) >= maxReaders {
+			for p, old := range rs.byPid {
+				if old.last < rs.newest-2*holdNs {
+					delete(rs.byPid, p)
+				}
+			}
+			if len(rs.byPid) >= maxReaders {
+				clear(rs.byPid)
+			}
+		}
+		l = &readerLog{}
+		rs.byPid[pid] = l
+	}
+	l.last = max(l.last, t)
+	return l
+}
+
+func appendBounded[T any](s []T, v T) []T {
+	if len(s) >= maxReaderLog {
+		s = append(s[:0], s[1:]...)
+	}
+	return append(s, v)
+}
