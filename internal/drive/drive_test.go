@@ -43,7 +43,7 @@ func TestServiceInterpolates(t *testing.T) {
 	}{
 		{4096, 1, 54},                 // measured
 		{65536, 4, 2 * 114},           // measured
-		{16384, 1, 54 + (114-54)*0.5}, // log₂ 16 KiB is halfway from 4 to 64 KiB
+		{16384, 1, 54 + (114-54)*0.2}, // 16 KiB is a fifth of the way from 4 to 64 KiB
 		{4096, 2, 54 * math.Sqrt2},    // log₂ 2 is halfway from 1 to 4: the latencies' geometric mean
 		{4096, 8, 2 * 54 * 2},         // beyond the grid: saturated, Little's law
 		{512, 1, 54},                  // below the smallest size: as at it

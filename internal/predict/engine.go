@@ -239,7 +239,11 @@ func (f *front) advance(t int64) {
 		for f.reqIn.Len() > 0 && f.reqIn.MinKey() == at {
 			r := *f.reqIn.Front()
 			f.reqIn.Drop()
-			if r.readahead && !r.write {
+			switch {
+			case !r.readahead || r.write:
+			case r.kernel:
+				r.readCall, r.sequential = f.readers.ofKernel(r.start)
+			default:
 				r.readCall, r.sequential = f.readers.of(r.pid, r.start)
 			}
 			f.group = append(f.group, r)

@@ -12,6 +12,22 @@ import "github.com/ioshape/ioshape/internal/event"
 type readers struct {
 	byPid  map[uint32]*readerLog
 	newest int64
+	// Every process's latest read runs and advice, in arrival order: a
+	// kernel thread that dispatches a process's readahead (a cgroup's
+	// throttle holds the bios, a worker issues them later) reads for
+	// whichever process was reading then.
+	recentRuns   []pidRun
+	recentAdvice []pidAdvice
+}
+
+type pidRun struct {
+	pid uint32
+	readRun
+}
+
+type pidAdvice struct {
+	pid uint32
+	adviceAt
 }
 
 type readerLog struct {
@@ -46,7 +62,9 @@ func (rs *readers) add(e *event.Event) {
 	if advice {
 		seq := e.Flags&event.FlagAdviceSequential != 0
 		if n := len(l.advice); n == 0 || l.advice[n-1].sequential != seq {
-			l.advice = appendBounded(l.advice, adviceAt{at: e.Start, sequential: seq})
+			a := adviceAt{at: e.Start, sequential: seq}
+			l.advice = appendBounded(l.advice, a)
+			rs.recentAdvice = appendBounded(rs.recentAdvice, pidAdvice{e.Pid, a})
 		}
 		return
 	}
@@ -56,9 +74,38 @@ func (rs *readers) add(e *event.Event) {
 	}
 	if n := len(l.runs); n > 0 && l.runs[n-1].size == size && e.Start >= l.runs[n-1].start {
 		l.runs[n-1].end = max(l.runs[n-1].end, e.End)
+	} else {
+		l.runs = appendBounded(l.runs, readRun{start: e.Start, end: e.End, size: size})
+	}
+	if n := len(rs.recentRuns); n > 0 && rs.recentRuns[n-1].pid == e.Pid && rs.recentRuns[n-1].size == size && e.Start >= rs.recentRuns[n-1].start {
+		rs.recentRuns[n-1].end = max(rs.recentRuns[n-1].end, e.End)
 		return
 	}
-	l.runs = appendBounded(l.runs, readRun{start: e.Start, end: e.End, size: size})
+	rs.recentRuns = appendBounded(rs.recentRuns, pidRun{e.Pid, readRun{start: e.Start, end: e.End, size: size}})
+}
+
+// ofKernel is the reader behind a readahead request a kernel thread
+// dispatched at t: the process reading then, or, none known, the latest
+// advice any process gave.
+func (rs *readers) ofKernel(t int64) (call int64, sequential bool) {
+	best := int64(-1) << 62
+	var pid uint32
+	found := false
+	for _, r := range rs.recentRuns {
+		if r.start <= t && t <= r.end && r.start > best {
+			best, pid, found = r.start, r.pid, true
+		}
+	}
+	if found {
+		return rs.of(pid, t)
+	}
+	best = int64(-1) << 62
+	for _, a := range rs.recentAdvice {
+		if a.at <= t && a.at > best {
+			best, sequential = a.at, a.sequential
+		}
+	}
+	return 0, sequential
 }
 
 // of is the reader behind a readahead request of pid arriving at t: its
