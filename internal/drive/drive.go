@@ -427,6 +427,20 @@ func along(xs, ys []float64, x float64) float64 {
 	return pl.Predict(x)
 }
 
+// Limits are the most requests and bytes a second the drive took in one
+// direction (op), over every shape measured: behind a cgroup's throttle,
+// its limits. 0, 0 if the profile lacks the direction.
+func (p *Spec) Limits(op string) (ios, bytes float64) {
+	for _, pt := range p.Points {
+		if pt.Op != op || pt.LatUs <= 0 {
+			continue
+		}
+		r := float64(pt.InFlight()) * 1e6 / pt.LatUs
+		ios, bytes = max(ios, r), max(bytes, r*float64(pt.SizeBytes))
+	}
+	return ios, bytes
+}
+
 // MBs is the throughput a shape gets at an in-flight count.
 func (p *Spec) MBs(op, access string, size int64, inflight float64) float64 {
 	return float64(size) * math.Max(inflight, 1) / p.ServiceUs(op, access, size, inflight)

@@ -1285,10 +1285,10 @@ func TestThrottleSleepLessThanItsProfile(t *testing.T) {
 // long as the limits take for it goes at the device's own pace (their
 // token bucket filled meanwhile); requests closer together wait for it.
 func TestThrottleBucketFillsWhileIdle(t *testing.T) {
-	onThrottle := func(everyUs int64) float64 {
+	onThrottle := func(n, everyUs int64) float64 {
 		b := NewBuilder()
-		at := sleptReads(b, 100, 110, 100, everyUs)
-		throttle := flat("throttle", 700, 1)
+		at := sleptReads(b, n, 110, 100, everyUs)
+		throttle := flat("throttle", 700, 4) // 1,429 IOPS at any depth, 143 a slice
 		throttle.Cgroup = "/sys/fs/cgroup/blkio/slow"
 		disk := flat("disk", 100, 1)
 		b.SetUnthrottled(nil, disk)
@@ -1298,11 +1298,14 @@ func TestThrottleBucketFillsWhileIdle(t *testing.T) {
 		}
 		return res.PredictedS
 	}
-	// Idle 900 µs before each read: the disk's 100 µs, as recorded (the
-	// first read's wait for the limits is not known).
-	near(t, "sparse reads", onThrottle(1000), 100*1000e-6+600e-6)
-	// Idle 100 µs: each read waits the limits' 700 µs.
-	near(t, "dense reads", onThrottle(200), 100*(200+600)*1e-6)
+	// A read every 1 ms: the budget refills faster than it is spent, and
+	// every read goes at the disk's 100 µs, as recorded.
+	near(t, "sparse reads", onThrottle(100, 1000), 100*1000e-6)
+	// A read every 200 µs, 100 of them: within a slice's budget.
+	near(t, "a burst", onThrottle(100, 200), 100*200e-6)
+	// 400 of them: the budget (143, and 0.29 more a read) is spent after
+	// 199; the other 201 each wait the limits' 700 µs.
+	near(t, "a burst longer than the budget", onThrottle(400, 200), 400*200e-6+201*600e-6)
 }
 
 // The computation after the CPUs idled for a drive runs cold: each
