@@ -58,8 +58,11 @@ type engine struct {
 	// own — no cgroup's throttle held the bios before the block layer saw
 	// them. sameDrive: the new drive is the recording one.
 	recordedOwn, sameDrive bool
-	// buckets: what is left of the new drive's cgroup throttle budget.
+	// buckets: what is left of the new drive's cgroup throttle budget;
+	// limits: its requests and bytes a second, reads and writes (its
+	// profile's most; 0: not yet asked).
 	buckets map[bucketKey]*tokenBucket
+	limits  [2][2]float64
 	// windows: where each device's reads around a fault would have
 	// reached on the new drive, whose readahead window is wider (nil: it
 	// is not).
@@ -978,7 +981,7 @@ func (f *devFlight) len() int { return f.ends.Len() }
 const throttleSliceNs = 100e6
 
 // tokenBucket is what is left of a cgroup throttle's budget in one
-// direction on one device, as of at.
+// direction on one device.
 type tokenBucket struct {
 	ios, bytes float64
 	// lastUs: the last request's time on the new drive, if it went within
@@ -1001,11 +1004,18 @@ func (e *engine) withinBudget(r *request) bool {
 	if e.buckets == nil {
 		e.buckets = map[bucketKey]*tokenBucket{}
 	}
-	op := "read"
-	if r.write {
-		op = "write"
+	lim := &e.limits[boolIdx(r.write)]
+	if lim[0] == 0 {
+		op := "read"
+		if r.write {
+			op = "write"
+		}
+		lim[0], lim[1] = e.to.Limits(op)
+		if lim[0] == 0 {
+			lim[0] = -1 // asked: the profile lacks the direction
+		}
 	}
-	iops, bps := e.to.Limits(op)
+	iops, bps := lim[0], lim[1]
 	if iops <= 0 || bps <= 0 {
 		return false
 	}
