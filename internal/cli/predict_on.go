@@ -130,14 +130,11 @@ func liveMountPoint(path string) (string, bool) {
 		return "", false
 	}
 	path = filepath.Clean(path)
-	dev, ok := statDevice(path)
-	if !ok {
-		return "", false
-	}
 	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK {
-		return "", false // a device file: its number is the answer
+	if err := unix.Stat(path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		return "", false // gone, or a device file: its number is the answer
 	}
+	dev := event.Dev{Major: unix.Major(uint64(st.Dev)), Minor: unix.Minor(uint64(st.Dev))}
 	for path != "/" {
 		up := filepath.Dir(path)
 		if d, ok := statDevice(up); !ok || d != dev {
