@@ -747,13 +747,15 @@ func (e *engine) waitCost(it *item, set []*request) (wakes int) {
 	return wakes
 }
 
-// wakeCPU moves the computation after each of an item's waits by what the
-// two drives' wake-ups cost (drive.Spec.WakeUs): the reader runs colder
-// after waiting for a drive whose driver kept the CPUs busy, in the call
-// and after it.
+// wakeCPU is how the computation after each of an item's waits changes
+// by what the two drives' wake-ups cost (drive.Spec.WakeUs): the reader
+// runs colder after waiting for a drive whose driver kept the CPUs busy,
+// in the call and after it. The accumulator moves the share of it that
+// falls in the items (wakeShare).
 func (e *engine) wakeCPU(it *item, waits int) {
+	it.wakeDelta = 0
 	if e.wakeKnown && waits > 0 && !e.sameDrive {
-		it.cpuDelta += float64(waits) * (*e.to.WakeUs - *e.from.WakeUs) * 1e3
+		it.wakeDelta = float64(waits) * (*e.to.WakeUs - *e.from.WakeUs) * 1e3
 	}
 }
 

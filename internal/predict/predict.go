@@ -153,6 +153,10 @@ type item struct {
 	// cpuDelta how its computation changes on the new drive (ns).
 	readBytes int64
 	cpuDelta  float64
+	// wakeDelta is how the computation after its waits changes with the
+	// drives' wake-ups (ns), of which the accumulator takes the share its
+	// thread's computation in items holds.
+	wakeDelta float64
 }
 
 // call is what the trace says of an item, all the re-sorting holds.

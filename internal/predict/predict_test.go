@@ -1183,26 +1183,52 @@ func TestBeatingTheProfileIsTheRecordingDrives(t *testing.T) {
 
 // The computation after each wait moves by the two drives' wake-ups
 // (drive.Spec.WakeUs): a reader runs colder after waiting for a drive
-// whose driver kept the CPUs busy. What comes off is at most the thread's
-// computation since its last call and in this one.
+// whose driver kept the CPUs busy — in the call that waited and in what
+// the thread does until its next, which the trace does not hold. The
+// share that moves is the items' part of the thread's time awake; what
+// comes off is at most the thread's computation since its last call and
+// in this one.
 func TestWakeCostPerWait(t *testing.T) {
 	withWake := func(p *drive.Spec, w float64) *drive.Spec {
 		p.WakeUs = &w
 		return p
 	}
-	// 1000 reads, each a 120 µs call around a 96 µs request, 50 µs apart.
+	// 1000 reads, each a 150 µs call asleep 100 µs around its request, one
+	// every 200 µs: half the thread's time awake is in its calls. The
+	// profiles take 96 µs for the request that took 100: 196 µs a read.
 	b := NewBuilder()
-	end := chain(b, 7, 1000, 0, 120, 96, 50)
+	end := sleptReads(b, 1000, 150, 100, 200)
 	res, _ := b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
-	near(t, "to a drive that wakes colder", res.PredictedS, 1000*(50+120+20)*1e-6)
+	near(t, "to a drive that wakes colder", res.PredictedS, 1000*(196+20*0.5)*1e-6)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), withWake(flat("warmer", 96, 1), 10), end, nil)
-	near(t, "to a drive that wakes warmer", res.PredictedS, 1000*(50+120-20)*1e-6)
+	near(t, "to a drive that wakes warmer", res.PredictedS, 1000*(196-20*0.5)*1e-6)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), flat("unmeasured", 96, 1), end, nil)
-	near(t, "one drive's unmeasured", res.PredictedS, 1000*(50+120)*1e-6)
-	// A cut beyond the computation: the 50 µs before each call (the call
-	// slept through, as far as the trace says).
+	near(t, "one drive's unmeasured", res.PredictedS, 1000*196*1e-6)
+	// A cut beyond the computation: the call's 50 µs and the 50 before it.
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 500), withWake(flat("warmer", 96, 1), 0), end, nil)
-	near(t, "no more than the computation", res.PredictedS, 1000*120*1e-6)
+	near(t, "no more than the computation", res.PredictedS, 1000*96*1e-6)
+	// Calls back to back: all of the thread's time awake is in them.
+	b = NewBuilder()
+	end = sleptReads(b, 1000, 150, 100, 150)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
+	near(t, "back to back, to a drive that wakes colder", res.PredictedS, 1000*(146+20)*1e-6)
+}
+
+func TestWakeShare(t *testing.T) {
+	const fus = float64(us)
+	// The first item: its own time awake is all in it.
+	it := &item{call: call{start: 0, end: 150 * us}, asleep: 100 * fus}
+	if got := wakeShare(nil, it, 50*fus); got != 1 {
+		t.Errorf("first item: share %v, want 1", got)
+	}
+	// 50 µs computing in each of two calls, 100 µs between them.
+	prev := &tidLast{end: 150 * us, first: 0, off: 100 * fus, cpu: 50 * fus}
+	it = &item{call: call{start: 250 * us, end: 400 * us}, asleep: 100 * fus}
+	near(t, "a gap as long as the calls' computation", wakeShare(prev, it, 50*fus), 0.5)
+	// A gap the readahead the last call set going ran through counts as
+	// the call's computation.
+	prev.fromAhead = 100 * fus
+	near(t, "a gap beside readahead", wakeShare(prev, it, 50*fus), 1)
 }
 
 // A call that waits for two requests one after the other wakes twice, and
