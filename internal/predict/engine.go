@@ -67,6 +67,14 @@ type engine struct {
 	// reached on the new drive, whose readahead window is wider (nil: it
 	// is not).
 	windows map[event.Dev]*readWindows
+	// streams: each program's sequential stream on each device, and the
+	// new drive's time of the last windows it never reached, not yet
+	// taken off its later readahead (µs; nil: the new drive's window is
+	// no narrower).
+	streams     map[streamKey]*streamTail
+	aheadCredit map[string]float64
+	readers     *readers // the front's
+	leftStreams int      // streams whose unreached window came off (tests)
 }
 
 // holdNs is how far behind the newest completion an I/O is released: the
@@ -85,6 +93,9 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	e.sameDrive = from != nil && (from == to || from.Name != "" && from.Name == to.Name)
 	if from != nil && from.ReadaheadKB > 0 && to.ReadaheadKB > from.ReadaheadKB {
 		e.windows = map[event.Dev]*readWindows{}
+	}
+	if from != nil && to.ReadaheadKB > 0 && to.ReadaheadKB < from.ReadaheadKB {
+		e.streams, e.aheadCredit = map[streamKey]*streamTail{}, map[string]float64{}
 	}
 	e.accum.init()
 	if from != nil {
@@ -146,7 +157,11 @@ type front struct {
 }
 
 func newFront(engines []*engine) *front {
-	return &front{engines: engines, released: math.MinInt64}
+	f := &front{engines: engines, released: math.MinInt64}
+	for _, e := range engines {
+		e.readers = &f.readers
+	}
+	return f
 }
 
 // add takes a call, wait, advice or block request the Builder kept.
@@ -357,6 +372,9 @@ func (e *engine) serve(arrived []blockIO) {
 		} else {
 			r.toUs, r.toShared = requestOn(lt, r, access, recorded)
 			r.toUs = lt.deviceTime(r.toUs, recorded, r.toShared, r.depth)
+		}
+		if e.streams != nil && e.moves(r.dev) {
+			e.unreachedWindow(r)
 		}
 		e.spent(r)
 		r.fromUs = recorded
@@ -776,6 +794,80 @@ func (e *engine) cacheReadCPU(it *item) {
 	}
 	n := float64(it.readBytes)
 	it.cpuDelta = max(cpu+n*(e.cacheTo-e.cacheFrom), min(cpu, n*e.cacheTo)) - cpu
+}
+
+// streamKey is a program's stream on a device.
+type streamKey struct {
+	dev  event.Dev
+	comm string
+}
+
+// streamTail is where a program's sequential stream has reached: the end
+// of its last request and when that came, the window being read (the
+// requests that came together) and the one before it, how many windows
+// it has had, and the reader's window on the new drive.
+type streamTail struct {
+	end, last          int64
+	window, prevWindow int64
+	windows            int
+	newWindow          int64
+	pid                uint32 // its reader, the last request's
+}
+
+// windowGapNs is how far apart the requests of one readahead window may
+// come: the kernel submits a window's requests together.
+const windowGapNs = 200_000
+
+// unreachedWindow takes off the new drive's time what a program's stream
+// read ahead and never reached, on a drive whose window is narrower.
+// Linux issues a stream's next window when the reader reaches the one
+// before it, so a stream the reader leaves (a seek, a video player going
+// to another frame) ends with a window nobody read; on a narrower drive
+// that window is that drive's, not the recording's. ffmpeg decoding a
+// frame at 40 places of a video, a process each, read 63.5 MiB from the
+// VM disk (its windows ramping to 8 MiB), 18.7 MiB from the USB model
+// (128 KiB). A stream is left when its program starts another on the
+// device — another process of it, or the same one after reading
+// elsewhere in its files (a seek, another file: tar reading on across an
+// extent's end has not left its stream) — without having read to a
+// file's end (a read that came back short: cat's last window was read). Only streams of read calls count (a page fault's reads around
+// it, a copy's splice are not streams a reader leaves), with two windows
+// or more whose last did not shrink. The time comes off the program's
+// later readahead, as far as that goes.
+func (e *engine) unreachedWindow(r *request) {
+	if !r.readahead || r.write || r.readCall <= 0 {
+		return
+	}
+	comm := e.b.comms[r.pid]
+	k := streamKey{r.dev, comm}
+	st := e.streams[k]
+	if st != nil && r.offset == st.end {
+		if r.start-st.last > windowGapNs {
+			st.windows++
+			st.prevWindow, st.window = st.window, 0
+		}
+		st.window += r.size
+		st.end, st.last, st.pid = r.offset+r.size, r.start, r.pid
+	} else {
+		if st != nil && st.windows >= 2 && st.window >= st.prevWindow && st.window > st.newWindow &&
+			(r.pid != st.pid || e.readers.movedAfter(st.pid, st.last)) && !e.readers.readToEnd(st.pid, st.last) {
+			if us := e.latTo.d.StreamUs(st.window-st.newWindow, st.newWindow); us > 0 {
+				e.aheadCredit[comm] += us
+				e.leftStreams++
+			}
+		}
+		if st == nil {
+			st = &streamTail{}
+			e.streams[k] = st
+		}
+		*st = streamTail{end: r.offset + r.size, last: r.start, window: r.size, windows: 1,
+			newWindow: e.latTo.d.ReadWindow(r.readCall, r.sequential), pid: r.pid}
+	}
+	if c := e.aheadCredit[comm]; c > 0 && r.toUs > 0 {
+		take := math.Min(c, r.toUs)
+		r.toUs -= take
+		e.aheadCredit[comm] = c - take
+	}
 }
 
 // countTest adds a request's time on the new drive to the nearest of

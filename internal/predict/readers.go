@@ -34,6 +34,12 @@ type readerLog struct {
 	runs   []readRun  // its buffered read calls, runs of one size, in arrival order
 	advice []adviceAt // its changes of advice, in arrival order
 	last   int64      // the latest time it was seen
+	short  int64      // the latest start of a read that came back short: a file's end
+	// moved is the latest start of a read elsewhere than where its last
+	// read (of file ino) ended at: a seek, or another file.
+	moved      int64
+	ino        uint64
+	fileOffset int64
 }
 
 // readRun is calls of one size, one after another: a reader's buffer.
@@ -67,6 +73,15 @@ func (rs *readers) add(e *event.Event) {
 			rs.recentAdvice = appendBounded(rs.recentAdvice, pidAdvice{e.Pid, a})
 		}
 		return
+	}
+	if e.Bytes < e.Size && e.Errno == 0 {
+		l.short = max(l.short, e.Start)
+	}
+	if e.Offset >= 0 && e.Inode != 0 {
+		if l.ino != 0 && (e.Inode != l.ino || e.Offset != l.fileOffset) {
+			l.moved = max(l.moved, e.Start)
+		}
+		l.ino, l.fileOffset = e.Inode, e.Offset+max(e.Bytes, 0)
 	}
 	size := e.Size
 	if e.Call == event.CallCopyFileRange || e.Call == event.CallSendfile {
@@ -132,6 +147,20 @@ func (rs *readers) of(pid uint32, t int64) (call int64, sequential bool) {
 		}
 	}
 	return call, sequential
+}
+
+// readToEnd says whether pid read up to a file's end after t (a read
+// that came back short).
+func (rs *readers) readToEnd(pid uint32, t int64) bool {
+	l := rs.byPid[pid]
+	return l != nil && l.short > t
+}
+
+// movedAfter says whether pid read elsewhere than where its last read
+// ended after t: it left the stream it was reading (a seek, another file).
+func (rs *readers) movedAfter(pid uint32, t int64) bool {
+	l := rs.byPid[pid]
+	return l != nil && l.moved > t
 }
 
 // log is pid's log, made if new; processes not seen for a while are
