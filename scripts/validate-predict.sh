@@ -30,8 +30,8 @@
 #   a change to the recordings (what the tracers keep) in minutes, not an hour
 #   PREDICT_STORE=DIR predicts again on a store a run kept (KEEP_STORE=1):
 #   no drives, benches or recordings — its profiles (the CrystalDiskMark
-#   texts imported anew) and traces, against the times it measured; a
-#   minute or two, to see what a change to the model does
+#   texts imported anew) and traces, against the times it measured; about
+#   3 minutes, to see what a change to the model does
 #
 # Run as root on Linux, with fio (and ffmpeg and Chromium for the scrubbing
 # and program-start workloads). A drive that cannot be set up fails the run.
@@ -257,22 +257,34 @@ done
 fi
 
 # --- predictions against measurements --------------------------------------
-# predictions: each recording's prediction, as JSON. The I/O that moves is
-# the drive the workload's files are on (what the harness moves between
-# drives): the programs and the system's libraries stay on the VM disk.
-predictions() { # workload, recorded on, predict's flags…
+# predict_all: each recording's predictions for every drive named, in one
+# pass over its trace (predict takes --drive several times), one JSON object
+# a line. The I/O that moves is the drive the workload's files are on (what
+# the harness moves between drives): the programs and the system's
+# libraries stay on the VM disk.
+predict_all() { # workload, recorded on, predict's flags…
   local w=$1 from=$2; shift 2
   for k in $(seq "$repeat"); do
-    "$ioshape" --store "$store" predict --json "$@" --on "${dirs[$from]}" "$w-$from-$k"
+    "$ioshape" --store "$store" predict --json "$@" --on "${dirs[$from]}" "$w-$from-$k" |
+      python3 -c 'import json, sys; r = json.load(sys.stdin); [print(json.dumps(d)) for d in r.get("drives", [r])]'
   done
+}
+
+# predictions: the lines of predict_all's output for one drive.
+predictions() { # drive, predict_all's output
+  python3 -c 'import json, sys; [print(l, end="") for l in open(sys.argv[2]) if json.loads(l)["drive"] == sys.argv[1]]' "$1" "$2"
 }
 echo "| workload | from | to | predicted | measured | error | headline | headline error |"
 echo "|---|---|---|---|---|---|---|---|"
 errors=$(mktemp)
+all=$(mktemp)
+to_flags=() cdm_flags=()
+for to in "${drives[@]}"; do to_flags+=(--drive "$to"); cdm_flags+=(--drive "cdm-$to"); done
 for w in "${workloads[@]}"; do
   for from in "${drives[@]}"; do
+    predict_all "$w" "$from" "${to_flags[@]}" > "$all"
     for to in "${drives[@]}"; do
-      predictions "$w" "$from" --drive "$to" |
+      predictions "$to" "$all" |
         python3 -c '
 import json, statistics, sys
 dec, text, rs = json.JSONDecoder(), sys.stdin.read(), []
@@ -314,8 +326,9 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 cases=$(mktemp)
 for w in "${workloads[@]}"; do
   for from in "${drives[@]}"; do
+    predict_all "$w" "$from" "${cdm_flags[@]}" --from "cdm-$from" > "$all"
     for to in "${drives[@]}"; do
-      predictions "$w" "$from" --drive "cdm-$to" --from "cdm-$from" |
+      predictions "cdm-$to" "$all" |
         python3 -c '
 import collections, json, statistics, sys
 dec, text, rs = json.JSONDecoder(), sys.stdin.read(), []
@@ -334,4 +347,4 @@ print(json.dumps({"w": w, "from": a, "to": b, "p": p, "lo": lo, "hi": hi, "m": m
 done
 "$ioshape" --store "$store" drives --json > "$store/drives.json"
 python3 scripts/cdm-summary.py "$cases" "$store/drives.json"
-rm -f "$cases"
+rm -f "$cases" "$all"
