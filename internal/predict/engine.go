@@ -830,10 +830,11 @@ const windowGapNs = 200_000
 // device — another process of it, or the same one after reading
 // elsewhere in its files (a seek, another file: tar reading on across an
 // extent's end has not left its stream) — without having read to a
-// file's end (a read that came back short: cat's last window was read). Only streams of read calls count (a page fault's reads around
-// it, a copy's splice are not streams a reader leaves), with two windows
-// or more whose last did not shrink. The time comes off the program's
-// later readahead, as far as that goes.
+// file's end (a read that came back short: cat's last window was read).
+// Only streams of read calls count (a page fault's reads around it, a
+// copy's splice are not streams a reader leaves), with two windows or
+// more whose last did not shrink. The time comes off the program's later
+// readahead, as far as that goes.
 func (e *engine) unreachedWindow(r *request) {
 	if !r.readahead || r.write || r.readCall <= 0 {
 		return
