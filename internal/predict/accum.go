@@ -105,14 +105,12 @@ type tidLast struct {
 // time awake in its reads on the VM disk and 55 % on the USB model, and
 // its computation there grew by 34 µs a wait (rusage: 0.30 s in 8,800
 // waits), of which its reads held 20 — where bench's wake-ups differ by
-// 47 µs.
-func wakeShare(t *tidLast, it *item, cpu float64) float64 {
-	first, off, held := float64(it.start), it.asleep+it.syncNs, cpu
+// 47 µs. held is the item's computation and what the model counts of
+// the thread's since its last.
+func wakeShare(t *tidLast, it *item, held float64) float64 {
+	first, off := float64(it.start), it.asleep+it.syncNs
 	if t != nil {
 		first, off, held = float64(min(t.first, it.start)), off+t.off, held+t.cpu
-		if it.start > t.end {
-			held += math.Min(float64(it.start-t.end), math.Max(t.fromAhead, t.toAhead))
-		}
 	}
 	awake := float64(it.end) - first - off
 	if awake <= 0 || held >= awake {
@@ -179,7 +177,13 @@ func (a *accumulator) add(it *item) {
 	p.first, p.last = min(p.first, it.start), max(p.last, it.end)
 	t := a.tids[it.tid]
 	cpu := math.Max(0, it.len()-it.asleep-it.syncNs)
-	it.cpuDelta += it.wakeDelta * wakeShare(t, it, cpu)
+	// The thread's computation since its last item that may run beside the
+	// readahead that item set going (no longer than that lasts).
+	var gap float64
+	if t != nil && it.start > t.end {
+		gap = math.Min(float64(it.start-t.end), math.Max(t.fromAhead, t.toAhead))
+	}
+	it.cpuDelta += it.wakeDelta * wakeShare(t, it, cpu+gap)
 	if it.cpuDelta < 0 {
 		// The computation that comes off an item (a colder wake-up's, on the
 		// new drive) is at most its own and its thread's since its last.
@@ -198,18 +202,14 @@ func (a *accumulator) add(it *item) {
 		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs, stay: it.stayNs, stayAhead: it.stayAheadNs,
 			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep), streamCPU: streamCPU})
 	}
-	p.cpu += cpu
+	p.cpu += cpu + gap
 	if t == nil {
 		t = &tidLast{first: it.start}
 		a.tids[it.tid] = t
-	} else if it.start > t.end {
-		gap := math.Min(float64(it.start-t.end), math.Max(t.fromAhead, t.toAhead))
-		p.cpu += gap
-		t.cpu += gap
 	}
 	t.end, t.fromAhead, t.toAhead = it.end, it.fromAheadNs, it.toAheadNs
 	t.first = min(t.first, it.start)
-	t.cpu += cpu
+	t.cpu += cpu + gap
 	t.off += it.asleep + it.syncNs
 	if !it.bound || it.end <= it.start {
 		return

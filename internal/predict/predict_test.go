@@ -1226,9 +1226,8 @@ func TestWakeShare(t *testing.T) {
 	it = &item{call: call{start: 250 * us, end: 400 * us}, asleep: 100 * fus}
 	near(t, "a gap as long as the calls' computation", wakeShare(prev, it, 50*fus), 0.5)
 	// A gap the readahead the last call set going ran through counts as
-	// the call's computation.
-	prev.fromAhead = 100 * fus
-	near(t, "a gap beside readahead", wakeShare(prev, it, 50*fus), 1)
+	// the thread's computation (the accumulator adds it to the item's).
+	near(t, "a gap beside readahead", wakeShare(prev, it, 150*fus), 1)
 }
 
 // A call that waits for two requests one after the other wakes twice, and
