@@ -38,6 +38,7 @@ enum {
 	REC_FORK = 3,
 	REC_EXIT = 4,
 	REC_WAIT = 5,
+	REC_SLEEP = 6,
 };
 
 // Block flags, normalised from the kernel's REQ_* bits.
@@ -488,6 +489,10 @@ struct sc_state {
 	bool has_out;
 	__u64 asleep;  // when it left the CPU to wait (see on_switch); 0: running
 	__u64 blocked; // time waiting so far in the call in flight
+	__u64 dozing;  // when it fell asleep interruptibly outside a call, or was created; 0: not
+	__u64 woken;   // when a wake-up found it asleep outside a call; 0: not yet
+	__u32 waker_pid, waker_tid; // the traced thread that woke it; 0: none (an interrupt, a timer, another process)
+	bool born;     // dozing since its creation
 	struct arrival arr, arr_out; // --summary
 };
 
@@ -1431,6 +1436,108 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 }
 
 
+// ---- who woke whom ---------------------------------------------------------------
+// A traced thread's interruptible sleep outside a call (a futex, a poll, a
+// pipe, a child's exit) ends when something wakes it: another thread (the
+// waker's time then decides when it goes on: one process waiting on
+// another's page faults waits as long as they take), or an interrupt or a
+// timer (it does not). A sleep record says when it fell asleep, when it
+// was woken and by which thread, and when it ran again; a new thread's
+// first record runs from its creation, woken by its creator. Sleeps
+// shorter than MIN_DOZE_NS are left out: too short to move anything, and
+// a busy program has many.
+
+#define MIN_DOZE_NS 20000
+
+static __always_inline void emit_sleep(struct sc_state *n, struct task_struct *t, __u64 now)
+{
+	struct record *r = reserve(REC_SLEEP);
+	if (!r)
+		return;
+	r->start = n->dozing;
+	r->dispatch = n->woken;
+	r->end = now;
+	r->pid = t->tgid;
+	r->tid = t->pid;
+	r->ret = (__s64)n->waker_pid << 32 | n->waker_tid;
+	r->role = n->born;
+	bpf_probe_read_kernel(&r->comm, sizeof(r->comm), t->comm);
+	submit(r);
+}
+
+// irq_depth is, per CPU, how deep it is in interrupt handlers, softirqs
+// and timer callbacks: a wake-up there is not the running thread's doing.
+// Atomic adds: an interrupt may come between a handler's load and store
+// of it on the same CPU. A handler in flight when the programs were
+// attached leaves it below zero; the next entry there puts it right.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s32);
+} irq_depth SEC(".maps");
+
+static __always_inline void irq_enter(int by)
+{
+	__u32 zero = 0;
+	__s32 *d = bpf_map_lookup_elem(&irq_depth, &zero);
+	if (!d)
+		return;
+	__sync_fetch_and_add(d, by);
+	__s32 now = *d;
+	if (by > 0 && now < 1) // inside a handler: at least one deep
+		__sync_fetch_and_add(d, 1 - now);
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(on_irq_entry) { irq_enter(1); return 0; }
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(on_irq_exit) { irq_enter(-1); return 0; }
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry) { irq_enter(1); return 0; }
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit) { irq_enter(-1); return 0; }
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_hrtimer_entry) { irq_enter(1); return 0; }
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(on_hrtimer_exit) { irq_enter(-1); return 0; }
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_waking, struct task_struct *p)
+{
+	struct sc_state *s = bpf_task_storage_get(&scs, p, 0, 0);
+	if (!s || s->pending != PENDING_NONE || (!s->dozing && !s->asleep) || s->woken)
+		return 0;
+	s->woken = bpf_ktime_get_ns();
+	__u32 zero = 0;
+	__s32 *d = bpf_map_lookup_elem(&irq_depth, &zero);
+	if (d && *d > 0)
+		return 0;
+	__u64 pt = bpf_get_current_pid_tgid();
+	if (!traced_current(pt >> 32))
+		return 0;
+	s->waker_pid = pt >> 32;
+	s->waker_tid = (__u32)pt;
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new, struct task_struct *p)
+{
+	if (summary_mode || (p->flags & PF_KTHREAD) || !traced(p->tgid))
+		return 0;
+	struct sc_state *s = bpf_task_storage_get(&scs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		return 0;
+	__u64 pt = bpf_get_current_pid_tgid();
+	s->trace = TRACE_YES;
+	s->dozing = s->woken = bpf_ktime_get_ns();
+	s->waker_pid = pt >> 32;
+	s->waker_tid = (__u32)pt;
+	s->born = true;
+	return 0;
+}
+
 // ---- waiting ------------------------------------------------------------------
 // What a workload waited for is what a faster drive would give back. A
 // traced thread's time off the CPU is timed from the switch away to the
@@ -1451,7 +1558,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct sc_state *s = bpf_task_storage_get(&scs, prev, 0, 0);
 	if (s && s->trace == TRACE_NO) {
 		s = NULL; // an untraced thread's state only says so
-	} else if (!s && io_sleep && !(prev->flags & PF_KTHREAD) && traced(prev->tgid)) {
+	} else if (!s && (io_sleep || other_sleep) && !(prev->flags & PF_KTHREAD) && traced(prev->tgid)) {
 		s = bpf_task_storage_get(&scs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (s)
 			s->trace = TRACE_YES;
@@ -1459,12 +1566,29 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (s && (s->pending == PENDING_CALL ? !other_sleep : s->pending == PENDING_NONE && io_sleep)) {
 		now = bpf_ktime_get_ns();
 		s->asleep = now;
+		s->woken = 0;
+		s->waker_pid = s->waker_tid = 0;
+	}
+	if (s && other_sleep && s->pending == PENDING_NONE && !summary_mode) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		s->dozing = now;
+		s->woken = 0;
+		s->waker_pid = s->waker_tid = 0;
+		s->born = false;
 	}
 	struct sc_state *n = bpf_task_storage_get(&scs, next, 0, 0);
-	if (!n || !n->asleep)
+	if (!n || (!n->asleep && !n->dozing))
 		return 0;
 	if (!now)
 		now = bpf_ktime_get_ns();
+	if (n->dozing) {
+		if (n->born || now - n->dozing >= MIN_DOZE_NS)
+			emit_sleep(n, next, now);
+		n->dozing = 0;
+	}
+	if (!n->asleep)
+		return 0;
 	if (n->pending == PENDING_CALL) {
 		n->blocked += now - n->asleep;
 	} else if (n->pending == PENDING_NONE && !summary_mode) {
@@ -1472,6 +1596,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (r) {
 			r->start = n->asleep;
 			r->end = now;
+			r->dispatch = n->woken;
+			r->ret = (__s64)n->waker_pid << 32 | n->waker_tid;
 			r->pid = next->tgid;
 			r->tid = next->pid;
 			bpf_probe_read_kernel(&r->comm, sizeof(r->comm), next->comm);

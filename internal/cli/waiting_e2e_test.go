@@ -51,7 +51,8 @@ type tsvEvent struct {
 	start, end, size             int64
 	blocked                      int64 // -1: not timed
 	dev                          string
-	pid                          int
+	pid, tid                     int
+	inode                        uint64 // a sleep's or wait's: the thread that woke it
 }
 
 func traceEvents(t *testing.T, store, id string) []tsvEvent {
@@ -60,7 +61,7 @@ func traceEvents(t *testing.T, store, id string) []tsvEvent {
 	if r.code != 0 {
 		t.Fatalf("events: %s", r.stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n") // a last empty field is a field
 	var out []tsvEvent
 	for _, l := range lines[1:] {
 		f := strings.Split(l, "\t")
@@ -69,7 +70,7 @@ func traceEvents(t *testing.T, store, id string) []tsvEvent {
 		}
 		num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 		e := tsvEvent{layer: f[0], op: f[1], call: f[2], start: num(f[3]), end: num(f[5]), dev: f[6], size: num(f[9]),
-			pid: int(num(f[12])), comm: f[14], flags: f[15], blocked: -1}
+			pid: int(num(f[12])), tid: int(num(f[13])), inode: uint64(num(f[7])), comm: f[14], flags: f[15], blocked: -1}
 		if f[16] != "" {
 			e.blocked = num(f[16])
 		}
@@ -113,6 +114,40 @@ func TestNativeTimesWaiting(t *testing.T) {
 	// none of it a wait.
 	if waited*10 > int64(n)*500_000 {
 		t.Errorf("%d waits of %d ns outside the reads: think time taken for waiting", waits, waited)
+	}
+}
+
+// The native backend says who woke whom: a shell waiting for its child is
+// woken by the child's exit, the child was created by the shell, and the
+// child's own sleep (a timer's) was woken by no thread.
+func TestNativeWhoWokeWhom(t *testing.T) {
+	requireNative(t)
+	store := t.TempDir()
+	id, _ := record(t, store, "--", "sh", "-c", "sleep 0.2 & wait")
+	evs := traceEvents(t, store, id)
+	creator := map[int]int{} // thread → the thread that created it
+	child := 0
+	for _, e := range evs {
+		switch {
+		case e.call != "sleep":
+		case strings.Contains(e.flags, "born"):
+			creator[e.tid] = int(e.inode)
+		case e.comm == "sleep" && e.end-e.start >= 150e6 && e.inode == 0:
+			child = e.tid // its 200 ms, a timer's
+		}
+	}
+	shell := creator[child]
+	if child == 0 || shell == 0 {
+		t.Fatalf("the child's 200 ms sleep woken by no thread (%d), created by the shell (%d)", child, shell)
+	}
+	waited := false
+	for _, e := range evs {
+		if e.call == "sleep" && e.tid == shell && e.end-e.start >= 150e6 && int(e.inode) == child && strings.Contains(e.flags, "dispatched") {
+			waited = true
+		}
+	}
+	if !waited {
+		t.Errorf("the shell %d was not woken by its child %d's exit", shell, child)
 	}
 }
 

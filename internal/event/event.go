@@ -80,14 +80,26 @@ const (
 	CallCopyfile   // macOS copyfile syscall
 	// CallWait is not an I/O: a traced thread asleep uninterruptibly
 	// outside any traced call (a page fault, an open or stat reading
-	// metadata, sync), from falling asleep to waking. Predictions read it;
-	// profiles and exports leave it out.
+	// metadata, sync), from falling asleep to waking. With
+	// FlagDispatched, another traced thread woke it (a lock's holder) at
+	// Dispatch, and Inode is that thread's ID (see Waker). Predictions
+	// read it; profiles and exports leave it out.
 	CallWait
 	// CallFadvise is not an I/O: posix_fadvise, the advice in Flags
 	// (FlagAdviceSequential, FlagAdviceRandom; neither: normal or another
 	// advice). Sequential advice doubles the file's readahead window, and
 	// cp and cat give it: predictions read it; profiles leave it out.
 	CallFadvise
+	// CallSleep is not an I/O: a traced thread asleep interruptibly outside
+	// any traced call (a futex, a poll, a pipe, a child's exit), from
+	// falling asleep (Start) to running again (End). With FlagDispatched,
+	// Dispatch is when it was woken, and Inode the thread ID of the thread
+	// that woke it (0: no traced thread did — an interrupt, a timer, an
+	// untraced process). FlagBorn: the thread
+	// was created at Start, by the thread in Inode. Predictions read it to
+	// follow one process's wait on another's; profiles and exports leave
+	// it out.
+	CallSleep
 	numCalls
 )
 
@@ -95,7 +107,7 @@ var callNames = [numCalls]string{
 	"", "read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"preadv2", "pwritev2", "copy_file_range", "sendfile", "fsync", "fdatasync",
 	"sync_file_range", "aio_read", "aio_write", "aio_fsync",
-	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile", "wait", "fadvise64",
+	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile", "wait", "fadvise64", "sleep",
 }
 
 func (c Call) String() string {
@@ -129,6 +141,7 @@ const (
 	FlagBlocked                            // Blocked holds how long the call slept uninterruptibly
 	FlagAdviceSequential                   // CallFadvise: POSIX_FADV_SEQUENTIAL
 	FlagAdviceRandom                       // CallFadvise: POSIX_FADV_RANDOM
+	FlagBorn                               // CallSleep: the thread's creation, not a sleep
 )
 
 var flagNames = []struct {
@@ -141,7 +154,7 @@ var flagNames = []struct {
 	{FlagDispatched, "dispatched"},
 	{FlagPaging, "paging"},
 	{FlagBlocked, "blocked"},
-	{FlagAdviceSequential, "advice-sequential"}, {FlagAdviceRandom, "advice-random"},
+	{FlagAdviceSequential, "advice-sequential"}, {FlagAdviceRandom, "advice-random"}, {FlagBorn, "born"},
 }
 
 func (f Flags) String() string {
@@ -227,10 +240,18 @@ type Event struct {
 // IsWait reports whether e is a wait (CallWait) rather than an I/O.
 func (e *Event) IsWait() bool { return e.Layer == Syscall && e.Call == CallWait }
 
-// IsIO reports whether e is an I/O: not a wait or an advice.
+// IsIO reports whether e is an I/O: not a wait, a sleep or an advice.
 func (e *Event) IsIO() bool {
-	return e.Layer != Syscall || e.Call != CallWait && e.Call != CallFadvise
+	return e.Layer != Syscall || e.Call != CallWait && e.Call != CallFadvise && e.Call != CallSleep
 }
+
+// IsSleep reports whether e is an interruptible sleep (CallSleep).
+func (e *Event) IsSleep() bool { return e.Layer == Syscall && e.Call == CallSleep }
+
+// Waker is the traced thread that woke a sleep (CallSleep) or a wait
+// (CallWait), or created the sleep's thread (FlagBorn); 0 if none did (an
+// interrupt, a timer, an untraced process).
+func (e *Event) Waker() uint32 { return uint32(e.Inode) }
 
 // Latency is the service time from arrival to completion.
 func (e *Event) Latency() int64 { return e.End - e.Start }

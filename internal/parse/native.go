@@ -28,6 +28,7 @@ const (
 	nativeFork    = 3
 	nativeExit    = 4
 	nativeWait    = 5
+	nativeSleep   = 6
 )
 
 // Block ops and flags as the eBPF programs normalise them from the
@@ -150,7 +151,29 @@ func (d *NativeDecoder) Decode(b []byte, oDirect uint64) (Record, error) {
 		start, end := int64(u64(16)), int64(u64(32))
 		rec.Event = event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Flags: event.FlagBlocked,
 			Start: start, End: end, Blocked: end - start, Offset: -1, Pid: u32(4), Tid: u32(8), Comm: comm}
+		// ret: the traced thread that woke it, if one did (a lock's holder).
+		if woken, waker := int64(u64(24)), uint32(u64(56)); woken >= start && woken <= end && waker != 0 {
+			rec.Event.Flags |= event.FlagDispatched
+			rec.Event.Dispatch, rec.Event.Inode = woken, uint64(waker)
+		}
 		rec.Kind = KindEvent
+	case nativeSleep:
+		// ret holds the waker's process and thread IDs; role, whether the
+		// sleep is the thread's creation.
+		e := event.Event{Layer: event.Syscall, Call: event.CallSleep, Op: event.Other,
+			Start: int64(u64(16)), End: int64(u64(32)), Offset: -1, Pid: u32(4), Tid: u32(8), Comm: comm}
+		if woken := int64(u64(24)); woken != 0 {
+			e.Flags |= event.FlagDispatched
+			e.Dispatch = woken
+			e.Inode = uint64(uint32(u64(56)))
+		}
+		if b[1] != 0 {
+			e.Flags |= event.FlagBorn
+		}
+		if e.End < e.Start || e.Flags&event.FlagDispatched != 0 && (e.Dispatch < e.Start || e.Dispatch > e.End) {
+			return rec, fmt.Errorf("native record: a sleep from %d to %d woken at %d", e.Start, e.End, e.Dispatch)
+		}
+		rec.Event, rec.Kind = e, KindEvent
 	case nativeFork:
 		rec = Record{Kind: KindFork, Pid: int(u32(4)), Child: int(u64(56))}
 	case nativeExit:

@@ -99,6 +99,38 @@ func TestDecodeNativeSyscall(t *testing.T) {
 	}
 }
 
+// A sleep says who woke it (the waker's process and thread IDs in ret)
+// and whether it is its thread's creation; a wait, who woke it if a
+// traced thread did.
+func TestDecodeNativeSleepAndWait(t *testing.T) {
+	b := nativeFields{kind: nativeSleep, role: 1, pid: 20, tid: 21, start: 100, dispatch: 100, end: 180, ret: 7<<32 | 9, comm: "chromium"}.encode()
+	rec, err := DecodeNative(b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := event.Event{Layer: event.Syscall, Call: event.CallSleep, Op: event.Other, Start: 100, Dispatch: 100, End: 180, Offset: -1,
+		Inode: 9, Pid: 20, Tid: 21, Comm: "chromium", Flags: event.FlagDispatched | event.FlagBorn}
+	if e := rec.Event; rec.Kind != KindEvent || e != want || e.Waker() != 9 || !e.IsSleep() || e.IsIO() {
+		t.Fatalf("got  %+v\nwant %+v", e, want)
+	}
+	// Never woken before the recording stopped: no waker.
+	rec, _ = DecodeNative(nativeFields{kind: nativeSleep, start: 100, end: 180}.encode(), 0)
+	if e := rec.Event; e.Flags != 0 || e.Waker() != 0 {
+		t.Fatalf("sleep not woken: %+v", e)
+	}
+	if _, err := DecodeNative(nativeFields{kind: nativeSleep, start: 100, dispatch: 200, end: 180}.encode(), 0); err == nil {
+		t.Error("a sleep woken after it ended accepted")
+	}
+	rec, _ = DecodeNative(nativeFields{kind: nativeWait, pid: 3, tid: 3, start: 10, dispatch: 40, end: 50, ret: 4<<32 | 5}.encode(), 0)
+	if e := rec.Event; !e.IsWait() || e.Blocked != 40 || e.Dispatch != 40 || e.Waker() != 5 || e.Flags&event.FlagDispatched == 0 {
+		t.Fatalf("wait woken by a thread: %+v", e)
+	}
+	rec, _ = DecodeNative(nativeFields{kind: nativeWait, start: 10, dispatch: 40, end: 50}.encode(), 0)
+	if e := rec.Event; e.Flags&event.FlagDispatched != 0 || e.Waker() != 0 {
+		t.Fatalf("wait woken by no thread: %+v", e)
+	}
+}
+
 func TestDecodeNativeForkExitAndBadInput(t *testing.T) {
 	rec, _ := DecodeNative(nativeFields{kind: nativeFork, pid: 3, child: 4}.encode(), 0)
 	if rec.Kind != KindFork || rec.Pid != 3 || rec.Child != 4 {

@@ -131,6 +131,12 @@ type ioshapeScState struct {
 	_         [3]byte
 	Asleep    uint64
 	Blocked   uint64
+	Dozing    uint64
+	Woken     uint64
+	WakerPid  uint32
+	WakerTid  uint32
+	Born      bool
+	_         [7]byte
 	Arr       struct {
 		_        structs.HostLayout
 		Gap      uint64
@@ -240,6 +246,7 @@ const (
 	ioshapeMapComms             = "comms"
 	ioshapeMapCounters          = "counters"
 	ioshapeMapEvents            = "events"
+	ioshapeMapIrqDepth          = "irq_depth"
 	ioshapeMapRoots             = "roots"
 	ioshapeMapRqs               = "rqs"
 	ioshapeMapScs               = "scs"
@@ -256,16 +263,24 @@ const (
 	ioshapeProgOnExec           = "on_exec"
 	ioshapeProgOnExit           = "on_exit"
 	ioshapeProgOnFork           = "on_fork"
+	ioshapeProgOnHrtimerEntry   = "on_hrtimer_entry"
+	ioshapeProgOnHrtimerExit    = "on_hrtimer_exit"
+	ioshapeProgOnIrqEntry       = "on_irq_entry"
+	ioshapeProgOnIrqExit        = "on_irq_exit"
 	ioshapeProgOnRqComplete     = "on_rq_complete"
 	ioshapeProgOnRqInsert       = "on_rq_insert"
 	ioshapeProgOnRqIssue        = "on_rq_issue"
 	ioshapeProgOnRqMerge        = "on_rq_merge"
 	ioshapeProgOnRqRequeue      = "on_rq_requeue"
+	ioshapeProgOnSoftirqEntry   = "on_softirq_entry"
+	ioshapeProgOnSoftirqExit    = "on_softirq_exit"
 	ioshapeProgOnSwitch         = "on_switch"
 	ioshapeProgOnSysEnter       = "on_sys_enter"
 	ioshapeProgOnSysExit        = "on_sys_exit"
 	ioshapeProgOnUringComplete  = "on_uring_complete"
 	ioshapeProgOnUringSubmit    = "on_uring_submit"
+	ioshapeProgOnWakeupNew      = "on_wakeup_new"
+	ioshapeProgOnWaking         = "on_waking"
 	ioshapeProgSweepRq          = "sweep_rq"
 	ioshapeVarCallAioFsync      = "call_aio_fsync"
 	ioshapeVarCallAioRead       = "call_aio_read"
@@ -334,16 +349,24 @@ type ioshapeProgramSpecs struct {
 	OnExec          *ebpf.ProgramSpec `ebpf:"on_exec"`
 	OnExit          *ebpf.ProgramSpec `ebpf:"on_exit"`
 	OnFork          *ebpf.ProgramSpec `ebpf:"on_fork"`
+	OnHrtimerEntry  *ebpf.ProgramSpec `ebpf:"on_hrtimer_entry"`
+	OnHrtimerExit   *ebpf.ProgramSpec `ebpf:"on_hrtimer_exit"`
+	OnIrqEntry      *ebpf.ProgramSpec `ebpf:"on_irq_entry"`
+	OnIrqExit       *ebpf.ProgramSpec `ebpf:"on_irq_exit"`
 	OnRqComplete    *ebpf.ProgramSpec `ebpf:"on_rq_complete"`
 	OnRqInsert      *ebpf.ProgramSpec `ebpf:"on_rq_insert"`
 	OnRqIssue       *ebpf.ProgramSpec `ebpf:"on_rq_issue"`
 	OnRqMerge       *ebpf.ProgramSpec `ebpf:"on_rq_merge"`
 	OnRqRequeue     *ebpf.ProgramSpec `ebpf:"on_rq_requeue"`
+	OnSoftirqEntry  *ebpf.ProgramSpec `ebpf:"on_softirq_entry"`
+	OnSoftirqExit   *ebpf.ProgramSpec `ebpf:"on_softirq_exit"`
 	OnSwitch        *ebpf.ProgramSpec `ebpf:"on_switch"`
 	OnSysEnter      *ebpf.ProgramSpec `ebpf:"on_sys_enter"`
 	OnSysExit       *ebpf.ProgramSpec `ebpf:"on_sys_exit"`
 	OnUringComplete *ebpf.ProgramSpec `ebpf:"on_uring_complete"`
 	OnUringSubmit   *ebpf.ProgramSpec `ebpf:"on_uring_submit"`
+	OnWakeupNew     *ebpf.ProgramSpec `ebpf:"on_wakeup_new"`
+	OnWaking        *ebpf.ProgramSpec `ebpf:"on_waking"`
 	SweepRq         *ebpf.ProgramSpec `ebpf:"sweep_rq"`
 }
 
@@ -357,6 +380,7 @@ type ioshapeMapSpecs struct {
 	Comms    *ebpf.MapSpec `ebpf:"comms"`
 	Counters *ebpf.MapSpec `ebpf:"counters"`
 	Events   *ebpf.MapSpec `ebpf:"events"`
+	IrqDepth *ebpf.MapSpec `ebpf:"irq_depth"`
 	Roots    *ebpf.MapSpec `ebpf:"roots"`
 	Rqs      *ebpf.MapSpec `ebpf:"rqs"`
 	Scs      *ebpf.MapSpec `ebpf:"scs"`
@@ -416,6 +440,7 @@ type ioshapeMaps struct {
 	Comms    *ebpf.Map `ebpf:"comms"`
 	Counters *ebpf.Map `ebpf:"counters"`
 	Events   *ebpf.Map `ebpf:"events"`
+	IrqDepth *ebpf.Map `ebpf:"irq_depth"`
 	Roots    *ebpf.Map `ebpf:"roots"`
 	Rqs      *ebpf.Map `ebpf:"rqs"`
 	Scs      *ebpf.Map `ebpf:"scs"`
@@ -435,6 +460,7 @@ func (m *ioshapeMaps) Close() error {
 		m.Comms,
 		m.Counters,
 		m.Events,
+		m.IrqDepth,
 		m.Roots,
 		m.Rqs,
 		m.Scs,
@@ -480,16 +506,24 @@ type ioshapePrograms struct {
 	OnExec          *ebpf.Program `ebpf:"on_exec"`
 	OnExit          *ebpf.Program `ebpf:"on_exit"`
 	OnFork          *ebpf.Program `ebpf:"on_fork"`
+	OnHrtimerEntry  *ebpf.Program `ebpf:"on_hrtimer_entry"`
+	OnHrtimerExit   *ebpf.Program `ebpf:"on_hrtimer_exit"`
+	OnIrqEntry      *ebpf.Program `ebpf:"on_irq_entry"`
+	OnIrqExit       *ebpf.Program `ebpf:"on_irq_exit"`
 	OnRqComplete    *ebpf.Program `ebpf:"on_rq_complete"`
 	OnRqInsert      *ebpf.Program `ebpf:"on_rq_insert"`
 	OnRqIssue       *ebpf.Program `ebpf:"on_rq_issue"`
 	OnRqMerge       *ebpf.Program `ebpf:"on_rq_merge"`
 	OnRqRequeue     *ebpf.Program `ebpf:"on_rq_requeue"`
+	OnSoftirqEntry  *ebpf.Program `ebpf:"on_softirq_entry"`
+	OnSoftirqExit   *ebpf.Program `ebpf:"on_softirq_exit"`
 	OnSwitch        *ebpf.Program `ebpf:"on_switch"`
 	OnSysEnter      *ebpf.Program `ebpf:"on_sys_enter"`
 	OnSysExit       *ebpf.Program `ebpf:"on_sys_exit"`
 	OnUringComplete *ebpf.Program `ebpf:"on_uring_complete"`
 	OnUringSubmit   *ebpf.Program `ebpf:"on_uring_submit"`
+	OnWakeupNew     *ebpf.Program `ebpf:"on_wakeup_new"`
+	OnWaking        *ebpf.Program `ebpf:"on_waking"`
 	SweepRq         *ebpf.Program `ebpf:"sweep_rq"`
 }
 
@@ -502,16 +536,24 @@ func (p *ioshapePrograms) Close() error {
 		p.OnExec,
 		p.OnExit,
 		p.OnFork,
+		p.OnHrtimerEntry,
+		p.OnHrtimerExit,
+		p.OnIrqEntry,
+		p.OnIrqExit,
 		p.OnRqComplete,
 		p.OnRqInsert,
 		p.OnRqIssue,
 		p.OnRqMerge,
 		p.OnRqRequeue,
+		p.OnSoftirqEntry,
+		p.OnSoftirqExit,
 		p.OnSwitch,
 		p.OnSysEnter,
 		p.OnSysExit,
 		p.OnUringComplete,
 		p.OnUringSubmit,
+		p.OnWakeupNew,
+		p.OnWaking,
 		p.SweepRq,
 	)
 }

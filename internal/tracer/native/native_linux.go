@@ -183,6 +183,8 @@ var nativeTracepointArgs = map[string]int{
 	"block_rq_insert": 1, "block_rq_issue": 1, "block_rq_complete": 3, "block_rq_requeue": 1, "block_rq_merge": 1,
 	"sys_enter": 2, "sys_exit": 2, "sched_process_fork": 2, "sched_switch": 4,
 	"block_bio_queue": 1, "block_bio_complete": 2,
+	"sched_waking": 1, "sched_wakeup_new": 1, "irq_handler_entry": 2, "irq_handler_exit": 3,
+	"softirq_entry": 1, "softirq_exit": 1, "hrtimer_expire_entry": 2, "hrtimer_expire_exit": 1,
 }
 
 // tracepointArgs is how many arguments a kernel tracepoint passes (from
@@ -232,6 +234,13 @@ func (s *Session) attach() (links []link.Link, warnings []string, err error) {
 		{p.OnBioQueue, "block_bio_queue", false, block}, {p.OnBioComplete, "block_bio_complete", false, block},
 		{p.OnSysEnter, "sys_enter", false, syscall}, {p.OnSysExit, "sys_exit", false, syscall},
 		{p.OnSwitch, "sched_switch", false, syscall && !s.cfg.Summary}, // waits are per-I/O detail
+		// Who woke whom: which sleeps another process's waits lengthen.
+		{p.OnWaking, "sched_waking", false, syscall && !s.cfg.Summary}, {p.OnWakeupNew, "sched_wakeup_new", false, syscall && !s.cfg.Summary},
+		// Each exit before its entry: an entry counted whose exit is not
+		// would leave its CPU in a handler for good.
+		{p.OnIrqExit, "irq_handler_exit", false, syscall && !s.cfg.Summary}, {p.OnIrqEntry, "irq_handler_entry", false, syscall && !s.cfg.Summary},
+		{p.OnSoftirqExit, "softirq_exit", false, syscall && !s.cfg.Summary}, {p.OnSoftirqEntry, "softirq_entry", false, syscall && !s.cfg.Summary},
+		{p.OnHrtimerExit, "hrtimer_expire_exit", false, syscall && !s.cfg.Summary}, {p.OnHrtimerEntry, "hrtimer_expire_entry", false, syscall && !s.cfg.Summary},
 		{p.OnUringSubmit, "io_uring_submit_req", true, syscall}, {p.OnUringComplete, "io_uring_complete", true, syscall},
 	} {
 		if a.optional && !uring || !a.want {
