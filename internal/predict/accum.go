@@ -29,6 +29,10 @@ type accumulator struct {
 	whole  period
 	slices timeSlices
 	busy   float64
+	// wakes and marks: each thread's items by time, where the trace says
+	// who woke whom (see wakeGraph).
+	wakes *wakeGraph
+	marks map[uint32]*threadMarks
 	// idleFrom and idleTo are the hosts' costs of computing after their
 	// CPUs idled, waiting for each drive (nil: not measured, or bio-based:
 	// the CPUs never idle for it), and idleAfter the last busy period's
@@ -211,6 +215,11 @@ func (a *accumulator) add(it *item) {
 	t.first = min(t.first, it.start)
 	t.cpu += cpu + gap
 	t.off += it.asleep + it.syncNs
+	if it.besideIO && it.end > it.start && a.wakes != nil && len(a.wakes.byTid) > 0 {
+		w := *it
+		w.asleep, w.toNs, w.cpuDelta = it.len(), 0, 0
+		a.mark(&w)
+	}
 	if !it.bound || it.end <= it.start {
 		return
 	}
@@ -218,6 +227,9 @@ func (a *accumulator) add(it *item) {
 		a.closeWhole()
 	}
 	a.whole.add(it)
+	if a.wakes != nil && len(a.wakes.byTid) > 0 {
+		a.mark(it)
+	}
 	if p.own.open && float64(it.start) > p.own.end {
 		p.closeOwn()
 	}
@@ -252,8 +264,34 @@ func (p *pidSums) closeOwn() {
 	p.own.open = false
 }
 
+// mark adds a drive-bound item to its thread's marks.
+func (a *accumulator) mark(it *item) {
+	if a.marks == nil {
+		a.marks = map[uint32]*threadMarks{}
+	}
+	m := a.marks[it.tid]
+	if m == nil {
+		m = &threadMarks{}
+		a.marks[it.tid] = m
+	}
+	var lastSleep int64
+	if t := a.wakes.byTid[it.tid]; t != nil {
+		lastSleep = t.last
+	}
+	m.addItem(it, lastSleep)
+}
+
 // close ends the periods still open.
 func (a *accumulator) close() {
+	for tid, m := range a.marks {
+		if m.open.open {
+			var lastSleep int64
+			if t := a.wakes.byTid[tid]; t != nil {
+				lastSleep = t.last
+			}
+			m.closeOpen(lastSleep)
+		}
+	}
 	if a.whole.open {
 		a.closeWhole()
 	}

@@ -98,6 +98,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 		e.streams, e.aheadCredit = map[streamKey]*streamTail{}, map[string]float64{}
 	}
 	e.accum.init()
+	e.accum.wakes = &b.wakes
 	if from != nil {
 		e.accum.idleFrom = idleOf(from, from.IdleWake)
 		// A profile from a review's numbers has no measure of the machine:
@@ -602,6 +603,14 @@ func (e *engine) matchItem(it *item) {
 		e.set = append(e.set, r)
 	}
 	if len(e.set) == 0 {
+		if it.kind == kindWait {
+			for k := lo; k < hi; k++ {
+				if r := &live[k]; r.start < it.end && r.end > it.start && e.moves(r.dev) {
+					it.besideIO = true
+					break
+				}
+			}
+		}
 		return
 	}
 	it.bound = true

@@ -134,6 +134,10 @@ type item struct {
 	// slept, and that drive time on each drive (ns).
 	bound                bool
 	asleep, fromNs, toNs float64
+	// besideIO: a wait that is not bound, while requests were in flight —
+	// for a page another's fault is reading, a lock held across one. The
+	// wake graph takes it at its program's ratio.
+	besideIO bool
 	// The readahead's share of fromNs and toNs: drive time that may run
 	// alongside the reader's computation. syncNs is the recording drive's
 	// time on bio-based devices for the caller's own requests, spent on
@@ -253,6 +257,7 @@ type Builder struct {
 	recordedThrottled bool
 	kept              []event.Event // without Stream
 	lats              map[*drive.Spec]*latencies
+	wakes             wakeGraph // who woke whom, where the tracer says
 	// With Stream: the re-sorting, and an engine per drive the trace may
 	// have been recorded on, with and without a syscall layer.
 	stream *front
@@ -374,7 +379,14 @@ func NewBuilder() *Builder {
 // tracers write them); with Stream, one that comes more than 10 s late is
 // matched as it comes, and counted.
 func (b *Builder) Add(e *event.Event) {
+	if e.IsSleep() {
+		b.wakes.add(e)
+		return
+	}
 	wait := e.IsWait()
+	if wait && e.Waker() != 0 {
+		b.wakes.add(e) // and an item too: what it waited for may be the drive's
+	}
 	if e.Layer == event.Syscall && e.Call == event.CallFadvise {
 		b.keep(e) // says how the file's readahead goes
 		return
@@ -519,6 +531,12 @@ func (b *Builder) Predict(from, to *drive.Spec, recordedNs int64, phases []Bound
 		saved += en.accum.slices.byIdx[i].saving(ratios)
 	}
 	res.PredictedS = round(math.Max(secs(recordedNs)-saved/1e9, 0))
+	if shift, ok := b.wakes.wakeTimes(en.accum.marks, ratios); ok {
+		// Each says the run takes at least so long: the busy periods miss
+		// computation another process's waits hid, the wake graph the
+		// queue of several processes' requests on one drive.
+		res.PredictedS = round(math.Max(res.PredictedS, secs(recordedNs)+shift/1e9))
+	}
 	res.IOBoundShare = round(math.Min(en.accum.busy/float64(recordedNs), 1))
 	res.Phases = b.phases(en, ratios, recordedNs, phases)
 	res.Processes = b.processes(en, ratios)

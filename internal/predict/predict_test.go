@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -1577,4 +1578,92 @@ func TestStreamsLeftBehindOnANarrowerDrive(t *testing.T) {
 	if a, n := predict(bridge(), tar); n > 0 {
 		t.Errorf("a file read across two extents: %d streams' windows came off (%v s)", n, a)
 	}
+}
+
+// sleepEv is an interruptible sleep of thread tid (its own process) from
+// startMs to endMs, woken at wokenMs by waker (0: a timer).
+func sleepEv(tid uint32, startMs, wokenMs, endMs float64, waker uint32, born bool) *event.Event {
+	ms := func(v float64) int64 { return int64(v * 1e6) }
+	e := &event.Event{Layer: event.Syscall, Call: event.CallSleep, Op: event.Other, Start: ms(startMs), End: ms(endMs),
+		Flags: event.FlagDispatched, Dispatch: ms(wokenMs), Inode: uint64(waker), Offset: -1, Pid: tid, Tid: tid, Comm: "app"}
+	if born {
+		e.Flags |= event.FlagBorn
+	}
+	return e
+}
+
+// startsAReader adds a program's first thread (1), started by no traced
+// thread, which starts threads 2 and 3 at 50 ms (0.02 ms for those in
+// early); reader reads for the next 100 ms: ten 10 ms reads, 9.6 ms of
+// each the drive's.
+func startsAReader(b *Builder, early []uint32, reader uint32) {
+	b.Add(sleepEv(1, 0, 0, 0.01, 0, true))
+	for _, tid := range []uint32{2, 3} {
+		at := 50.0
+		if slices.Contains(early, tid) {
+			at = 0.02
+		}
+		b.Add(sleepEv(tid, at, at, at+0.01, 1, true))
+	}
+	evs, _ := chainEvents(reader, 10, 50_010*us, 10_000, 9_600, 0)
+	for i := range evs {
+		evs[i].Comm = "app"
+		b.Add(&evs[i])
+	}
+}
+
+// A program of three processes: the first starts the other two at 50 ms
+// and sleeps until one of them wakes it at 150 ms, then computes until
+// 250 ms. The second reads for those 100 ms (ten 10 ms reads, 9.6 ms of
+// each the drive's), the third computes. Woken by the reader, the first
+// goes on when the reads are done on the new drive (ten 1.36 ms reads:
+// 63.6 ms), as the busy periods say too; woken by the computing process,
+// it goes on at 150 ms whatever the drive — the busy periods alone
+// would take the reads' saving off the run.
+func TestComputationBehindAnothersWaits(t *testing.T) {
+	for _, tc := range []struct {
+		waker uint32
+		want  float64
+	}{{2, 0.1636}, {3, 0.25}} {
+		b := NewBuilder()
+		startsAReader(b, nil, 2)
+		b.Add(sleepEv(1, 50, 150.02, 150.03, tc.waker, false))
+		res, err := b.Predict(nil, flat("fast", 960, 1), 250e6, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "predicted with the first woken by "+string(rune('0'+tc.waker)), res.PredictedS, tc.want)
+	}
+}
+
+// A thread pool's worker that woke from a timeout with nothing to do and
+// slept again is idle: when the reader wakes it, it goes on when the
+// reads are done on the new drive, not after its timeout (100 ms) —
+// and the program's first thread, woken by it, with it.
+func TestIdleTimeoutsDoNotHoldAWokenThread(t *testing.T) {
+	b := NewBuilder()
+	startsAReader(b, []uint32{2}, 3)
+	b.Add(sleepEv(2, 0.03, 100, 100, 0, false)) // a timeout
+	b.Add(sleepEv(2, 100.05, 150.01, 150.02, 3, false))
+	b.Add(sleepEv(1, 50.02, 150.03, 150.04, 2, false))
+	res, err := b.Predict(nil, flat("fast", 960, 1), 250e6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "predicted", res.PredictedS, 0.1637)
+}
+
+// The run ends when the traced command does: a thread of it whose timer
+// fires after the command's end on the recording (a thread pool's
+// delayed task) does not make the new drive's run longer.
+func TestTheCommandsEndNotATimersThread(t *testing.T) {
+	b := NewBuilder()
+	startsAReader(b, []uint32{2}, 3)
+	b.Add(sleepEv(1, 50.02, 150.03, 150.04, 3, false))
+	b.Add(sleepEv(2, 0.03, 260, 260, 0, false)) // past the command's end
+	res, err := b.Predict(nil, flat("fast", 960, 1), 250e6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "predicted", res.PredictedS, 0.1637)
 }

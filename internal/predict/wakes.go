@@ -1,0 +1,254 @@
+package predict
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/ioshape/ioshape/internal/event"
+)
+
+// The busy periods take a program's waits as its own: a stretch in which
+// some process waits for the drive shrinks with the drive, whatever the
+// others do in it. A program of many processes that wait on each other
+// (Chromium's browser, zygote and renderers: the browser sleeps on its
+// renderer, which faults its binary in) is neither: on the HDD model its
+// computation ran while another process waited for a page, and on a fast
+// drive it does not hide behind anything. Where the tracer says who woke
+// whom (sleep records), each thread's time is followed instead: its items
+// take their new length, a sleep another traced thread ended ends when
+// that thread, on its own new time, woke it, and any other sleep (a
+// timer, an interrupt, an untraced process) lasts what it did. The last
+// thread to finish ends the run.
+
+// wakeGraph is the trace's sleeps by thread, in arrival order.
+type wakeGraph struct {
+	byTid map[uint32]*threadSleeps
+}
+
+type threadSleeps struct {
+	pid    uint32
+	sleeps []sleepRec
+	last   int64 // the end of its latest sleep: a mark after it starts anew
+}
+
+// sleepRec is one sleep (or a thread's creation: born) and, if another
+// thread ended it, which and when (waker 0: none did).
+type sleepRec struct {
+	start, woken, end int64
+	waker             uint32
+	born              bool
+	wait              bool // uninterruptible, woken by a traced thread: a lock it held
+}
+
+func (g *wakeGraph) add(e *event.Event) {
+	if g.byTid == nil {
+		g.byTid = map[uint32]*threadSleeps{}
+	}
+	t := g.byTid[e.Tid]
+	if t == nil {
+		t = &threadSleeps{pid: e.Pid}
+		g.byTid[e.Tid] = t
+	}
+	s := sleepRec{start: e.Start, end: e.End, born: e.Flags&event.FlagBorn != 0, wait: e.IsWait()}
+	if e.Flags&event.FlagDispatched != 0 {
+		s.woken, s.waker = e.Dispatch, e.Waker()
+	}
+	t.sleeps = append(t.sleeps, s)
+	t.last = max(t.last, e.End)
+}
+
+// threadMarks is a thread's drive-bound items, summed as they come into
+// marks: each mark holds the sums of the thread's items up to its time,
+// as the factors of its new length less its recorded length (c0 +
+// A·ca + T·ct, A and T its program's ratio). A mark closes when a sleep
+// of the thread comes between it and the next item, or after markNs:
+// a wake-up the thread gave in between is placed by the marks no
+// finer than that.
+type threadMarks struct {
+	pid   uint32
+	open  period
+	marks []mark
+}
+
+type mark struct {
+	t          int64
+	c0, ca, ct float64 // cumulative
+}
+
+const markNs = 1_000_000
+
+// idleTickNs is the longest a thread may run after a timeout and still be
+// idle: a thread pool's worker waking from a timed wait with nothing to
+// do goes back to sleep within microseconds.
+const idleTickNs = 1_000_000
+
+// addItem takes a thread's next drive-bound item (in arrival order).
+func (m *threadMarks) addItem(it *item, lastSleep int64) {
+	m.pid = it.pid
+	if m.open.open && float64(it.start) > m.open.end {
+		m.closeOpen(lastSleep)
+	}
+	m.open.add(it)
+}
+
+func (m *threadMarks) closeOpen(lastSleep int64) {
+	p := &m.open
+	length, w := p.weight()
+	var asleep, to float64
+	for _, pt := range p.parts {
+		asleep += pt.asleep
+		to += pt.to
+	}
+	c0, ca, ct := w*p.base-length, w*asleep, w*to
+	end := int64(p.end)
+	p.open = false
+	if n := len(m.marks); n > 0 {
+		last := &m.marks[n-1]
+		if last.t > lastSleep && end-last.t < markNs && end >= last.t {
+			last.t, last.c0, last.ca, last.ct = end, last.c0+c0, last.ca+ca, last.ct+ct
+			return
+		}
+		c0, ca, ct = c0+last.c0, ca+last.ca, ct+last.ct
+	}
+	m.marks = append(m.marks, mark{t: end, c0: c0, ca: ca, ct: ct})
+}
+
+// delta is how much longer the thread's items up to x take on the new
+// drive (negative: shorter).
+func (m *threadMarks) delta(x int64, r ratio) float64 {
+	i := sort.Search(len(m.marks), func(i int) bool { return m.marks[i].t > x }) - 1
+	if i < 0 {
+		return 0
+	}
+	k := &m.marks[i]
+	return k.c0 + r.a*k.ca + r.t*k.ct
+}
+
+// wakeTimes follows every traced thread's time onto the new drive (see
+// wakeGraph) and returns how much later (earlier: negative) the traced
+// command ends than it did, ok false where the trace has no sleep records
+// or no thread whose sleeps another ended (then the busy periods say it
+// all).
+func (g *wakeGraph) wakeTimes(marks map[uint32]*threadMarks, ratios map[uint32]ratio) (shift float64, ok bool) {
+	if len(g.byTid) == 0 {
+		return 0, false
+	}
+	type thread struct {
+		sleeps   []sleepRec
+		marks    *threadMarks
+		r        ratio
+		anchored bool
+		at       int64   // recorded time of its latest resolved point
+		atNew    float64 // its new time
+		last     int64
+		// idle is how long its latest timeouts slept, each followed by
+		// no more than idleTickNs of running before it slept again: an
+		// idle thread's, which do not hold it when another wakes it.
+		idle float64
+	}
+	threads := map[uint32]*thread{}
+	get := func(tid uint32) *thread {
+		th := threads[tid]
+		if th == nil {
+			th = &thread{marks: &threadMarks{}}
+			threads[tid] = th
+		}
+		return th
+	}
+	for tid, m := range marks {
+		th := get(tid)
+		th.marks = m
+		if n := len(m.marks); n > 0 {
+			th.last = max(th.last, m.marks[n-1].t)
+		}
+	}
+	type ref struct {
+		tid uint32
+		i   int
+	}
+	var order []ref
+	woken := false
+	for tid, ts := range g.byTid {
+		th := get(tid)
+		th.sleeps = ts.sleeps
+		th.r = ratios[ts.pid]
+		th.last = max(th.last, ts.last)
+		for i, s := range ts.sleeps {
+			order = append(order, ref{tid, i})
+			if s.waker != 0 && s.waker != tid && !s.born && g.byTid[s.waker] != nil {
+				woken = true
+			}
+		}
+	}
+	if !woken {
+		return 0, false
+	}
+	for tid, th := range threads {
+		if _, has := g.byTid[tid]; !has {
+			th.r = ratios[th.marks.pid]
+		}
+	}
+	at := func(th *thread, x int64) float64 {
+		if !th.anchored {
+			return float64(x) + th.marks.delta(x, th.r)
+		}
+		return th.atNew + float64(x-th.at) + th.marks.delta(x, th.r) - th.marks.delta(th.at, th.r)
+	}
+	slices.SortFunc(order, func(a, b ref) int {
+		sa, sb := threads[a.tid].sleeps[a.i], threads[b.tid].sleeps[b.i]
+		return cmp.Or(cmp.Compare(sa.end, sb.end), cmp.Compare(a.tid, b.tid), cmp.Compare(a.i, b.i))
+	})
+	for _, o := range order {
+		th := threads[o.tid]
+		s := th.sleeps[o.i]
+		if th.anchored && s.start-th.at > idleTickNs {
+			th.idle = 0 // it worked since: its timeouts before count
+		}
+		var end float64
+		w := threads[s.waker]
+		switch {
+		case s.waker != 0 && s.waker != o.tid && w != nil && s.woken > 0:
+			byWaker := at(w, s.woken) + float64(s.end-s.woken)
+			if s.born {
+				end = byWaker
+			} else {
+				end = math.Max(at(th, s.start)-th.idle, byWaker)
+			}
+			th.idle = 0
+		case s.born || s.wait:
+			end = at(th, s.end) // its own items decide
+		default:
+			end = at(th, s.start) + float64(s.end-s.start)
+			th.idle += float64(s.end - s.start)
+		}
+		th.at, th.atNew, th.anchored = s.end, end, true
+	}
+	// The run ends when the traced command does: the threads an untraced
+	// process (ioshape's launcher) created, the last of them to end — a
+	// thread pool's timer that fired after a slow drive's waits does not
+	// hold it up. Without one (a recording attached to running
+	// processes), the last thread to end.
+	var rootRec int64 = math.MinInt64
+	rootNew := math.Inf(-1)
+	for _, th := range threads {
+		for _, s := range th.sleeps {
+			if s.born && threads[s.waker] == nil {
+				rootRec = max(rootRec, th.last)
+				rootNew = math.Max(rootNew, at(th, th.last))
+				break
+			}
+		}
+	}
+	if !math.IsInf(rootNew, -1) {
+		return rootNew - float64(rootRec), true
+	}
+	var lastRec int64 = math.MinInt64
+	lastNew := math.Inf(-1)
+	for _, th := range threads {
+		lastRec = max(lastRec, th.last)
+		lastNew = math.Max(lastNew, at(th, th.last))
+	}
+	return lastNew - float64(lastRec), true
+}
