@@ -41,6 +41,7 @@ type accumulator struct {
 	idleAfter        struct {
 		set           bool
 		end, from, to float64
+		tid           uint32
 	}
 }
 
@@ -130,6 +131,7 @@ type period struct {
 	sumRec, base float64
 	from, to     float64 // its items' drive time on each drive
 	parts        []part
+	lastTid      uint32 // the thread whose item ended last: it computes after the period
 }
 
 // part is a process's share of a period: its items' sleep and new drive
@@ -143,6 +145,9 @@ func (p *period) add(it *item) {
 	s, e := float64(it.start), float64(it.end)
 	if !p.open {
 		*p = period{open: true, start: s, end: e, parts: p.parts[:0]}
+	}
+	if e >= p.end {
+		p.lastTid = it.tid
 	}
 	p.start, p.end = math.Min(p.start, s), math.Max(p.end, e) // an item that came late may start earlier
 	p.sumRec += it.len()
@@ -395,12 +400,15 @@ func (a *accumulator) afterIdle(length float64) {
 		extraFrom := coldShare(a.idleFrom, last.from, gap, true)
 		extraTo := coldShare(a.idleTo, last.to, gap-extraFrom, false)
 		a.slices.at(int64(last.end)).g += extraFrom - extraTo
+		if m := a.marks[last.tid]; m != nil {
+			m.addExtra(int64(last.end), extraTo-extraFrom) // the thread that computed after it
+		}
 	}
 	lengthTo := length
 	if a.whole.from > 0 {
 		lengthTo = length * a.whole.to / a.whole.from
 	}
-	a.idleAfter.set, a.idleAfter.end, a.idleAfter.from, a.idleAfter.to = true, a.whole.end, length, lengthTo
+	a.idleAfter.set, a.idleAfter.end, a.idleAfter.from, a.idleAfter.to, a.idleAfter.tid = true, a.whole.end, length, lengthTo, a.whole.lastTid
 }
 
 // coldShare is the extra time (ns) a stretch of computation after an idle

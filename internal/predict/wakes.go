@@ -70,6 +70,17 @@ type threadMarks struct {
 	pid   uint32
 	open  period
 	marks []mark
+	// extra: how much longer its computation after a busy period takes on
+	// the new drive (a colder start after a longer idle), cumulative in c0.
+	extra []mark
+}
+
+func (m *threadMarks) addExtra(t int64, ns float64) {
+	if n := len(m.extra); n > 0 {
+		ns += m.extra[n-1].c0
+		t = max(t, m.extra[n-1].t)
+	}
+	m.extra = append(m.extra, mark{t: t, c0: ns})
 }
 
 type mark struct {
@@ -118,12 +129,22 @@ func (m *threadMarks) closeOpen(lastSleep int64) {
 // delta is how much longer the thread's items up to x take on the new
 // drive (negative: shorter).
 func (m *threadMarks) delta(x int64, r ratio) float64 {
-	i := sort.Search(len(m.marks), func(i int) bool { return m.marks[i].t > x }) - 1
-	if i < 0 {
-		return 0
+	var v float64
+	if i := sort.Search(len(m.marks), func(i int) bool { return m.marks[i].t > x }) - 1; i >= 0 {
+		k := &m.marks[i]
+		v = k.c0 + r.a*k.ca + r.t*k.ct
 	}
-	k := &m.marks[i]
-	return k.c0 + r.a*k.ca + r.t*k.ct
+	if j := sort.Search(len(m.extra), func(j int) bool { return m.extra[j].t > x }) - 1; j >= 0 {
+		v += m.extra[j].c0
+	}
+	return v
+}
+
+// between says whether the thread has a drive-bound item ending in
+// (from, to].
+func (m *threadMarks) between(from, to int64) bool {
+	i := sort.Search(len(m.marks), func(i int) bool { return m.marks[i].t > from })
+	return i < len(m.marks) && m.marks[i].t <= to
 }
 
 // wakeTimes follows every traced thread's time onto the new drive (see
@@ -144,9 +165,13 @@ func (g *wakeGraph) wakeTimes(marks map[uint32]*threadMarks, ratios map[uint32]r
 		atNew    float64 // its new time
 		last     int64
 		// idle is how long its latest timeouts slept, each followed by
-		// no more than idleTickNs of running before it slept again: an
-		// idle thread's, which do not hold it when another wakes it.
-		idle float64
+		// no more than idleTickNs of running and no drive-bound item
+		// before it slept again: an idle thread's, which do not hold it
+		// when another wakes it. polling: its latest sleep was such a
+		// timeout.
+		idle    float64
+		polling bool
+		first   int64
 	}
 	threads := map[uint32]*thread{}
 	get := func(tid uint32) *thread {
@@ -200,11 +225,40 @@ func (g *wakeGraph) wakeTimes(marks map[uint32]*threadMarks, ratios map[uint32]r
 		sa, sb := threads[a.tid].sleeps[a.i], threads[b.tid].sleeps[b.i]
 		return cmp.Or(cmp.Compare(sa.end, sb.end), cmp.Compare(a.tid, b.tid), cmp.Compare(a.i, b.i))
 	})
+	all := make([]*thread, 0, len(threads))
+	for _, th := range threads {
+		th.first = th.last
+		if len(th.sleeps) > 0 {
+			th.first = th.sleeps[0].start
+		}
+		if len(th.marks.marks) > 0 {
+			th.first = min(th.first, th.marks.marks[0].t)
+		}
+		all = append(all, th)
+	}
+	// seen is how far the other threads' work had come, on the new
+	// drive, by x on the recording: what a thread polling at x may have
+	// seen done. A thread asleep at x counts where it fell asleep; one
+	// polling itself does not count.
+	seen := func(x int64, self *thread) float64 {
+		v := math.Inf(-1)
+		for _, u := range all {
+			if u == self || u.polling || u.first > x {
+				continue
+			}
+			y := min(x, u.last)
+			if i := sort.Search(len(u.sleeps), func(i int) bool { return u.sleeps[i].end > y }); i < len(u.sleeps) && u.sleeps[i].start <= y {
+				y = u.sleeps[i].start
+			}
+			v = math.Max(v, at(u, y))
+		}
+		return v
+	}
 	for _, o := range order {
 		th := threads[o.tid]
 		s := th.sleeps[o.i]
-		if th.anchored && s.start-th.at > idleTickNs {
-			th.idle = 0 // it worked since: its timeouts before count
+		if !th.anchored || s.start-th.at > idleTickNs || th.marks.between(th.at, s.start) {
+			th.idle, th.polling = 0, false // it worked since: its timeouts before count
 		}
 		var end float64
 		w := threads[s.waker]
@@ -216,12 +270,21 @@ func (g *wakeGraph) wakeTimes(marks map[uint32]*threadMarks, ratios map[uint32]r
 			} else {
 				end = math.Max(at(th, s.start)-th.idle, byWaker)
 			}
-			th.idle = 0
+			th.idle, th.polling = 0, false
 		case s.born || s.wait:
 			end = at(th, s.end) // its own items decide
+		case th.polling:
+			// A timeout after another with nothing done between: the
+			// thread polls (fio's main thread for its jobs, every 10 ms),
+			// and goes on once what it saw done by then is done on the new
+			// drive — no later than its timeout says.
+			before := at(th, s.start) - th.idle
+			end = math.Min(at(th, s.start)+float64(s.end-s.start), math.Max(before, seen(s.end, th)))
+			th.idle = end - before
 		default:
 			end = at(th, s.start) + float64(s.end-s.start)
 			th.idle += float64(s.end - s.start)
+			th.polling = true
 		}
 		th.at, th.atNew, th.anchored = s.end, end, true
 	}
