@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -279,17 +280,23 @@ func (s *Session) counters() (lost, mapFull, stale, unmatched int64) {
 // programs names the loaded programs (Assign took them out of the
 // collection, so s.coll.Programs no longer holds them).
 func (s *Session) programs() map[string]*ebpf.Program {
-	p := s.objs.ioshapePrograms
-	all := map[string]*ebpf.Program{
-		"on_exec": p.OnExec, "on_exit": p.OnExit, "on_fork": p.OnFork,
-		"on_rq_complete": p.OnRqComplete, "on_rq_insert": p.OnRqInsert, "on_rq_issue": p.OnRqIssue,
-		"on_rq_merge": p.OnRqMerge, "on_rq_requeue": p.OnRqRequeue, "on_sys_enter": p.OnSysEnter,
-		"on_sys_exit": p.OnSysExit, "on_uring_complete": p.OnUringComplete, "on_uring_submit": p.OnUringSubmit,
-		"on_switch": p.OnSwitch, "on_bio_queue": p.OnBioQueue, "on_bio_complete": p.OnBioComplete,
-	}
+	all := programNames(&s.objs.ioshapePrograms)
 	for name, prog := range all {
 		if prog == nil {
 			delete(all, name)
+		}
+	}
+	return all
+}
+
+// programNames is every program by its name in the C source (bpf2go's
+// struct tags), so that a program added there is reported too.
+func programNames(p *ioshapePrograms) map[string]*ebpf.Program {
+	all := map[string]*ebpf.Program{}
+	v := reflect.ValueOf(p).Elem()
+	for i := range v.NumField() {
+		if prog, ok := v.Field(i).Interface().(*ebpf.Program); ok {
+			all[v.Type().Field(i).Tag.Get("ebpf")] = prog
 		}
 	}
 	return all

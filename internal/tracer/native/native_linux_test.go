@@ -3,6 +3,7 @@
 package native
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"unsafe"
@@ -60,6 +61,20 @@ func TestNativeCallTableMatchesScript(t *testing.T) {
 	for _, sc := range bpftrace.ScriptCalls {
 		if !calls[uint8(sc.ID)] {
 			t.Errorf("%s is traced by the bpftrace script but not the native backend", sc.Name)
+		}
+	}
+}
+
+// Every program is named, so that its cost and recursion misses are
+// reported.
+func TestEveryProgramNamed(t *testing.T) {
+	names := programNames(&ioshapePrograms{})
+	if got, want := len(names), reflect.TypeOf(ioshapePrograms{}).NumField(); got != want {
+		t.Fatalf("%d programs named, %d loaded", got, want)
+	}
+	for _, n := range []string{"on_switch", "on_waking", "on_irq_entry", "sweep_rq"} {
+		if _, ok := names[n]; !ok {
+			t.Errorf("%s not named", n)
 		}
 	}
 }
