@@ -19,10 +19,11 @@ import (
 // whom (sleep records), each thread's time is followed instead: its items
 // take their new length, a sleep another traced thread ended ends when
 // that thread, on its own new time, woke it, and any other sleep (a
-// timer, an interrupt, an untraced process) lasts what it did. The last
-// thread to finish ends the run.
+// timer, an interrupt, an untraced process) lasts what it did. The run
+// ends when the threads ioshape's launcher created end.
 
-// wakeGraph is the trace's sleeps by thread, in arrival order.
+// wakeGraph is the trace's sleeps by thread, in arrival order (about the
+// order they ended: a record is written as its thread runs again).
 type wakeGraph struct {
 	byTid map[uint32]*threadSleeps
 }
@@ -197,6 +198,7 @@ func (g *wakeGraph) wakeTimes(marks map[uint32]*threadMarks, ratios map[uint32]r
 	woken := false
 	for tid, ts := range g.byTid {
 		th := get(tid)
+		slices.SortStableFunc(ts.sleeps, func(a, b sleepRec) int { return cmp.Compare(a.end, b.end) })
 		th.sleeps = ts.sleeps
 		th.r = ratios[ts.pid]
 		th.last = max(th.last, ts.last)
