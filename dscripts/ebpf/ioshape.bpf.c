@@ -491,7 +491,7 @@ struct sc_state {
 	__u64 blocked; // time waiting so far in the call in flight
 	__u64 dozing;  // when it fell asleep interruptibly outside a call, or was created; 0: not
 	__u64 woken;   // when a wake-up found it asleep outside a call; 0: not yet
-	__u32 waker_pid, waker_tid; // the traced thread that woke it; 0: none (an interrupt, a timer, another process)
+	__u32 waker;   // the traced thread that woke it; 0: none (an interrupt, a timer, another process)
 	bool born;     // dozing since its creation
 	struct arrival arr, arr_out; // --summary
 };
@@ -1459,7 +1459,7 @@ static __always_inline void emit_sleep(struct sc_state *n, struct task_struct *t
 	r->end = now;
 	r->pid = t->tgid;
 	r->tid = t->pid;
-	r->ret = (__s64)n->waker_pid << 32 | n->waker_tid;
+	r->ret = n->waker;
 	r->role = n->born;
 	bpf_probe_read_kernel(&r->comm, sizeof(r->comm), t->comm);
 	submit(r);
@@ -1514,10 +1514,8 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	if (d && *d > 0)
 		return 0;
 	__u64 pt = bpf_get_current_pid_tgid();
-	if (!traced_current(pt >> 32))
-		return 0;
-	s->waker_pid = pt >> 32;
-	s->waker_tid = (__u32)pt;
+	if (traced_current(pt >> 32))
+		s->waker = (__u32)pt;
 	return 0;
 }
 
@@ -1529,11 +1527,9 @@ int BPF_PROG(on_wakeup_new, struct task_struct *p)
 	struct sc_state *s = bpf_task_storage_get(&scs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s)
 		return 0;
-	__u64 pt = bpf_get_current_pid_tgid();
 	s->trace = TRACE_YES;
 	s->dozing = s->woken = bpf_ktime_get_ns();
-	s->waker_pid = pt >> 32;
-	s->waker_tid = (__u32)pt;
+	s->waker = (__u32)bpf_get_current_pid_tgid();
 	s->born = true;
 	return 0;
 }
@@ -1567,14 +1563,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		now = bpf_ktime_get_ns();
 		s->asleep = now;
 		s->woken = 0;
-		s->waker_pid = s->waker_tid = 0;
+		s->waker = 0;
 	}
 	if (s && other_sleep && s->pending == PENDING_NONE && !summary_mode) {
 		if (!now)
 			now = bpf_ktime_get_ns();
 		s->dozing = now;
 		s->woken = 0;
-		s->waker_pid = s->waker_tid = 0;
+		s->waker = 0;
 		s->born = false;
 	}
 	struct sc_state *n = bpf_task_storage_get(&scs, next, 0, 0);
@@ -1597,7 +1593,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			r->start = n->asleep;
 			r->end = now;
 			r->dispatch = n->woken;
-			r->ret = (__s64)n->waker_pid << 32 | n->waker_tid;
+			r->ret = n->waker;
 			r->pid = next->tgid;
 			r->tid = next->pid;
 			bpf_probe_read_kernel(&r->comm, sizeof(r->comm), next->comm);

@@ -13,7 +13,7 @@ import (
 //
 //	0 kind u8, 1 role u8, 2 op u8, 3 flags u8, 4 pid u32, 8 tid u32, 12 call u32,
 //	16 start u64, 24 dispatch (syscall: blocked) u64, 32 end u64, 40 offset s64,
-//	48 size u64, 56 ret s64 (block: status; fork: child), 64 ino u64,
+//	48 size u64, 56 ret s64 (block: status; fork: child; sleep, wait: waker), 64 ino u64,
 //	72 dev u32, 76 fflags u32, 80 comm [16]byte
 //
 // in the host's byte order (little-endian on x86_64 and arm64). Every
@@ -158,7 +158,7 @@ func (d *NativeDecoder) Decode(b []byte, oDirect uint64) (Record, error) {
 		}
 		rec.Kind = KindEvent
 	case nativeSleep:
-		// ret holds the waker's process and thread IDs; role, whether the
+		// ret holds the waker's thread ID; role, whether the
 		// sleep is the thread's creation.
 		e := event.Event{Layer: event.Syscall, Call: event.CallSleep, Op: event.Other,
 			Start: int64(u64(16)), End: int64(u64(32)), Offset: -1, Pid: u32(4), Tid: u32(8), Comm: comm}

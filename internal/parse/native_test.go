@@ -99,11 +99,11 @@ func TestDecodeNativeSyscall(t *testing.T) {
 	}
 }
 
-// A sleep says who woke it (the waker's process and thread IDs in ret)
+// A sleep says who woke it (the waker's thread ID in ret)
 // and whether it is its thread's creation; a wait, who woke it if a
 // traced thread did.
 func TestDecodeNativeSleepAndWait(t *testing.T) {
-	b := nativeFields{kind: nativeSleep, role: 1, pid: 20, tid: 21, start: 100, dispatch: 100, end: 180, ret: 7<<32 | 9, comm: "chromium"}.encode()
+	b := nativeFields{kind: nativeSleep, role: 1, pid: 20, tid: 21, start: 100, dispatch: 100, end: 180, ret: 9, comm: "chromium"}.encode()
 	rec, err := DecodeNative(b, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestDecodeNativeSleepAndWait(t *testing.T) {
 	if _, err := DecodeNative(nativeFields{kind: nativeSleep, start: 100, dispatch: 200, end: 180}.encode(), 0); err == nil {
 		t.Error("a sleep woken after it ended accepted")
 	}
-	rec, _ = DecodeNative(nativeFields{kind: nativeWait, pid: 3, tid: 3, start: 10, dispatch: 40, end: 50, ret: 4<<32 | 5}.encode(), 0)
+	rec, _ = DecodeNative(nativeFields{kind: nativeWait, pid: 3, tid: 3, start: 10, dispatch: 40, end: 50, ret: 5}.encode(), 0)
 	if e := rec.Event; !e.IsWait() || e.Blocked != 40 || e.Dispatch != 40 || e.Waker() != 5 || e.Flags&event.FlagDispatched == 0 {
 		t.Fatalf("wait woken by a thread: %+v", e)
 	}

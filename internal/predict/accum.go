@@ -220,7 +220,7 @@ func (a *accumulator) add(it *item) {
 	t.first = min(t.first, it.start)
 	t.cpu += cpu + gap
 	t.off += it.asleep + it.syncNs
-	if it.besideIO && it.end > it.start && a.wakes != nil && len(a.wakes.byTid) > 0 {
+	if it.besideIO && it.end > it.start && a.wakes.recorded() {
 		w := *it
 		w.asleep, w.toNs, w.cpuDelta = it.len(), 0, 0
 		a.mark(&w)
@@ -232,7 +232,7 @@ func (a *accumulator) add(it *item) {
 		a.closeWhole()
 	}
 	a.whole.add(it)
-	if a.wakes != nil && len(a.wakes.byTid) > 0 {
+	if a.wakes.recorded() {
 		a.mark(it)
 	}
 	if p.own.open && float64(it.start) > p.own.end {
@@ -279,22 +279,14 @@ func (a *accumulator) mark(it *item) {
 		m = &threadMarks{}
 		a.marks[it.tid] = m
 	}
-	var lastSleep int64
-	if t := a.wakes.byTid[it.tid]; t != nil {
-		lastSleep = t.last
-	}
-	m.addItem(it, lastSleep)
+	m.addItem(it, a.wakes.lastSleep(it.tid))
 }
 
 // close ends the periods still open.
 func (a *accumulator) close() {
 	for tid, m := range a.marks {
 		if m.open.open {
-			var lastSleep int64
-			if t := a.wakes.byTid[tid]; t != nil {
-				lastSleep = t.last
-			}
-			m.closeOpen(lastSleep)
+			m.closeOpen(a.wakes.lastSleep(tid))
 		}
 	}
 	if a.whole.open {

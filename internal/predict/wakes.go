@@ -60,6 +60,17 @@ func (g *wakeGraph) add(e *event.Event) {
 	t.last = max(t.last, e.End)
 }
 
+// recorded says whether the trace has sleep records (g may be nil).
+func (g *wakeGraph) recorded() bool { return g != nil && len(g.byTid) > 0 }
+
+// lastSleep is the end of thread tid's latest sleep so far (0: none).
+func (g *wakeGraph) lastSleep(tid uint32) int64 {
+	if t := g.byTid[tid]; t != nil {
+		return t.last
+	}
+	return 0
+}
+
 // threadMarks is a thread's drive-bound items, summed as they come into
 // marks: each mark holds the sums of the thread's items up to its time,
 // as the factors of its new length less its recorded length (c0 +
@@ -89,6 +100,7 @@ type mark struct {
 	c0, ca, ct float64 // cumulative
 }
 
+// markNs is the longest stretch of a thread's items one mark sums.
 const markNs = 1_000_000
 
 // idleTickNs is the longest a thread may run after a timeout and still be
@@ -154,7 +166,7 @@ func (m *threadMarks) between(from, to int64) bool {
 // or no thread whose sleeps another ended (then the busy periods say it
 // all).
 func (g *wakeGraph) wakeTimes(marks map[uint32]*threadMarks, ratios map[uint32]ratio) (shift float64, ok bool) {
-	if len(g.byTid) == 0 {
+	if !g.recorded() {
 		return 0, false
 	}
 	type thread struct {
@@ -198,7 +210,9 @@ func (g *wakeGraph) wakeTimes(marks map[uint32]*threadMarks, ratios map[uint32]r
 	woken := false
 	for tid, ts := range g.byTid {
 		th := get(tid)
-		slices.SortStableFunc(ts.sleeps, func(a, b sleepRec) int { return cmp.Compare(a.end, b.end) })
+		if byEnd := func(a, b sleepRec) int { return cmp.Compare(a.end, b.end) }; !slices.IsSortedFunc(ts.sleeps, byEnd) {
+			slices.SortStableFunc(ts.sleeps, byEnd) // once: predicting for each drive finds them sorted
+		}
 		th.sleeps = ts.sleeps
 		th.r = ratios[ts.pid]
 		th.last = max(th.last, ts.last)

@@ -133,10 +133,9 @@ type ioshapeScState struct {
 	Blocked   uint64
 	Dozing    uint64
 	Woken     uint64
-	WakerPid  uint32
-	WakerTid  uint32
+	Waker     uint32
 	Born      bool
-	_         [7]byte
+	_         [3]byte
 	Arr       struct {
 		_        structs.HostLayout
 		Gap      uint64
