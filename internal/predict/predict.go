@@ -174,6 +174,7 @@ type call struct {
 	kind         itemKind
 	// What it waits for: reads, writes or both (copies, waits).
 	reads, writes bool
+	syncs         bool // fsync and its kind: the drive's cache flushed
 }
 
 func (it *call) len() float64 { return float64(it.end - it.start) }

@@ -1039,6 +1039,64 @@ func TestFlushAndTheWriteAfterIt(t *testing.T) {
 	near(t, "with its cycle measured", predict(cycle)-predict(plain), 20*((2000-90)+(9000-180))*1e-6)
 }
 
+// A drive without a write cache takes an fsync's writes and no flush (the
+// kernel sends none to zram): on a drive that has one, the same fsync
+// flushes before its journal's commit block and after it, and the commit
+// block waits as the write after a flush does; an fdatasync of data alone
+// flushes once. A trace with its flushes recorded does not take them twice.
+func TestFlushesTheRecordingDriveNeverTook(t *testing.T) {
+	trace := func(journal, flushes bool) *Builder {
+		b := NewBuilder()
+		var at int64
+		for i := range int64(200) {
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallFsync, Start: at, End: at + 500*us, Pid: 2, Tid: 2,
+				Flags: event.FlagBlocked, Blocked: 500 * us})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 10*us, End: at + 100*us, Size: 8192, Bytes: 8192,
+				Offset: i * 1 << 20, Pid: 2, Tid: 2})
+			if journal {
+				b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 110*us, End: at + 200*us, Size: 8192, Bytes: 8192,
+					Offset: 1<<30 + i*12288, Pid: 99, Comm: "jbd2/vdb-8", Flags: event.FlagKernel})
+				if flushes {
+					b.Add(&event.Event{Layer: event.Block, Op: event.Flush, Start: at + 210*us, End: at + 300*us, Offset: -1, Pid: 98,
+						Comm: "kworker/0:1H", Flags: event.FlagKernel | event.FlagPreflush})
+				}
+				b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 310*us, End: at + 400*us, Size: 4096, Bytes: 4096,
+					Offset: 1<<30 + i*12288 + 8192, Pid: 99, Comm: "jbd2/vdb-8", Flags: event.FlagKernel})
+			}
+			if flushes {
+				b.Add(&event.Event{Layer: event.Block, Op: event.Flush, Start: at + 410*us, End: at + 490*us, Offset: -1, Pid: 98,
+					Comm: "kworker/0:1H", Flags: event.FlagKernel | event.FlagPreflush})
+			}
+			at += 1000 * us
+		}
+		return b
+	}
+	from := flat("was", 90, 1)
+	// Against a drive whose flushes cost nothing and whose write after
+	// one costs what any other does: what the flushes add.
+	free, cycle := flat("free", 90, 1), flat("cycle", 90, 1)
+	free.SyncWrite = &drive.SyncWrite{WriteUs: 90, FlushUs: 0}
+	cycle.SyncWrite = &drive.SyncWrite{WriteUs: 9000, FlushUs: 2000}
+	gain := func(b *Builder) float64 {
+		pc, err := b.Predict(from, cycle, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := b.Predict(from, free, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pc.PredictedS - pf.PredictedS
+	}
+	// Per fsync (the predictions are rounded to the ms: 200 of them): two
+	// flushes, the commit block 90 → 9000 µs — whether the recording took
+	// the flushes or not.
+	perFsync := 2*2000 + (9000 - 90)
+	near(t, "a commit without flushes", gain(trace(true, false)), 200*float64(perFsync)*1e-6)
+	near(t, "flushes recorded", gain(trace(true, true)), 200*float64(perFsync)*1e-6)
+	near(t, "data without flushes", gain(trace(false, false)), 200*2000*1e-6)
+}
+
 // Writes that follow one another with time between them find a disk's
 // sector gone (the cycle's write); on a bio-based recording drive that
 // time is the submitter's computation between requests the device
