@@ -75,6 +75,10 @@ type engine struct {
 	aheadCredit map[string]float64
 	readers     *readers // the front's
 	leftStreams int      // streams whose unreached window came off (tests)
+	// readTo is what the new drive reads of the devices that move: the
+	// recorded reads, with the windows a wider or narrower readahead reads
+	// instead.
+	readTo int64
 }
 
 // holdNs is how far behind the newest completion an I/O is released: the
@@ -369,9 +373,13 @@ func (e *engine) serve(arrived []blockIO) {
 		} else if e.to.Cgroup != "" && !e.sameDrive && e.withinBudget(r) {
 			lt = e.latFlushTo
 		}
-		if us, ok := e.widerWindow(r, access); ok {
+		if us, read, ok := e.widerWindow(r, access); ok {
 			r.toUs, r.toShared = us, false
+			e.readTo += read
 		} else {
+			if !r.write && e.moves(r.dev) && !e.windowsCover(r) {
+				e.readTo += r.size
+			}
 			r.toUs, r.toShared = requestOn(lt, r, access, recorded)
 			r.toUs = lt.deviceTime(r.toUs, recorded, r.toShared, r.depth)
 		}
@@ -909,6 +917,7 @@ func (e *engine) unreachedWindow(r *request) {
 			(r.pid != st.pid || e.readers.movedAfter(st.pid, st.last)) && !e.readers.readToEnd(st.pid, st.last) {
 			if us := e.latTo.d.StreamUs(st.window-st.newWindow, st.newWindow); us > 0 {
 				e.aheadCredit[comm] += us
+				e.readTo -= st.window - st.newWindow
 				e.leftStreams++
 			}
 		}
@@ -992,9 +1001,9 @@ func (f *inFlight) len() int      { return f.ends.Len() }
 // recording's cut does not say how many requests a drive with a wider
 // window issues (a program's start from a USB stick with 128 KiB windows:
 // 3,300 requests; from a disk with 2.5 MiB windows: 640).
-func (e *engine) widerWindow(r *request, access string) (float64, bool) {
+func (e *engine) widerWindow(r *request, access string) (us float64, read int64, ok bool) {
 	if e.windows == nil || !r.readahead || r.write || access != "rand" || r.offset < 0 || !e.moves(r.dev) {
-		return 0, false
+		return 0, 0, false
 	}
 	window := int64(e.to.ReadaheadKB) << 10
 	w := e.windows[r.dev]
@@ -1003,7 +1012,7 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 		e.windows[r.dev] = w
 	}
 	if w.covers(r.offset, r.offset+r.size) {
-		return 0, true
+		return 0, 0, true
 	}
 	// A window wider than the largest request comes as several: the first
 	// is as large as the drive takes.
@@ -1012,15 +1021,15 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 		cut = min(cut, int64(e.from.MaxRequestKB)<<10)
 	}
 	if r.size < cut {
-		return 0, false // not cut by the window (a small file, a first small read): the same there
+		return 0, 0, false // not cut by the window (a small file, a first small read): the same there
 	}
 	lo := max(0, r.offset+r.size/2-window/2)
 	// Pages an earlier window read are in the page cache: the kernel
 	// reads only the rest.
-	read := window - w.overlap(lo, lo+window)
+	read = window - w.overlap(lo, lo+window)
 	w.add(lo)
 	if read <= 0 {
-		return 0, true
+		return 0, 0, true
 	}
 	chunk := read
 	if e.to.MaxRequestKB > 0 {
@@ -1028,14 +1037,21 @@ func (e *engine) widerWindow(r *request, access string) (float64, bool) {
 	}
 	first := *r
 	first.size = chunk
-	us, _ := requestOn(e.latTo, &first, access, math.NaN())
+	us, _ = requestOn(e.latTo, &first, access, math.NaN())
 	if rest := read - first.size; rest > 0 {
 		us += e.latTo.get(latKey{kind: latStream, size: rest})
 	}
 	if math.IsNaN(us) {
-		return 0, false
+		return 0, 0, false
 	}
-	return us, true
+	return us, read, true
+}
+
+// windowsCover says a read's pages came with a wider window the new drive
+// read before it (a stream's next request after the fault's).
+func (e *engine) windowsCover(r *request) bool {
+	w := e.windows[r.dev]
+	return w != nil && w.covers(r.offset, r.offset+r.size)
 }
 
 // readWindows remembers the last windows read around faults on a device,

@@ -1039,6 +1039,43 @@ func TestFlushAndTheWriteAfterIt(t *testing.T) {
 	near(t, "with its cycle measured", predict(cycle)-predict(plain), 20*((2000-90)+(9000-180))*1e-6)
 }
 
+// throttled is a drive behind a cgroup's 1,500 requests and 40 MB/s a
+// second, at any depth, with an 8 MiB readahead window.
+func throttled() *drive.Spec {
+	d := &drive.Spec{Name: "throttle", ReadaheadKB: 8192, MaxRequestKB: 1280}
+	for _, access := range []string{"seq", "rand"} {
+		for _, size := range []int64{4096, 1 << 20} {
+			for _, depth := range []int{1, 4} {
+				lat := max(1e6/1500, float64(size)/40) * float64(depth)
+				d.Points = append(d.Points, drive.Point{Op: "read", Access: access, SizeBytes: size, Depth: depth, Jobs: 1, LatUs: lat})
+			}
+		}
+	}
+	return d
+}
+
+// No drive reads faster than its best rate benched, whatever the model
+// makes of each request: 50 page faults far apart, each read as two
+// requests of 1.25 MiB in flight together (a disk's 2.5 MiB window), read
+// 8 MiB windows behind the throttle — 400 MiB at 40 MB/s.
+func TestNoFasterThanTheDrivesBestRate(t *testing.T) {
+	b := NewBuilder()
+	for i := range int64(50) {
+		at := i * 10_000 * us
+		for half := range int64(2) {
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 8_000*us, Size: 1280 << 10, Bytes: 1280 << 10,
+				Offset: i<<26 + half*1280<<10, Pid: 6, Tid: 6, Comm: "app", Flags: event.FlagReadahead})
+		}
+	}
+	from := flat("disk", 8_000, 1)
+	from.ReadaheadKB, from.MaxRequestKB = 2560, 1280
+	res, err := b.Predict(from, throttled(), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "400 MiB behind 40 MB/s", res.PredictedS, 50*8<<20/40e6)
+}
+
 // A drive without a write cache takes an fsync's writes and no flush (the
 // kernel sends none to zram): on a drive that has one, the same fsync
 // flushes before its journal's commit block and after it, and the commit
