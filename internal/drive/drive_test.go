@@ -250,3 +250,21 @@ func TestDistanceFactor(t *testing.T) {
 		t.Error("a drive whose reads do not depend on position: writes taken as if they did")
 	}
 }
+
+// A throttle's limits are the requests a second its points counted, not
+// their in-flight requests over the mean latency.
+func TestLimitsCountedNotFromLatency(t *testing.T) {
+	p := &Spec{Points: []Point{
+		{Op: "read", Access: "rand", SizeBytes: 4096, Depth: 1, Jobs: 1, IOPS: 1498, LatUs: 667.6},
+		{Op: "read", Access: "rand", SizeBytes: 4096, Depth: 32, Jobs: 16, IOPS: 1567, LatUs: 275876}, // 1,856 from latency
+		{Op: "read", Access: "seq", SizeBytes: 1 << 20, Depth: 4, Jobs: 1, IOPS: 42.6, LatUs: 93584},
+		{Op: "write", Access: "seq", SizeBytes: 4096, Depth: 1, Jobs: 1, LatUs: 500}, // counted nothing: from its latency
+	}}
+	ios, bytes := p.Limits("read")
+	if ios != 1567 || math.Abs(bytes-42.6*(1<<20)) > 1 {
+		t.Errorf("read limits %v IOPS, %v B/s; want 1567, %v", ios, bytes, 42.6*(1<<20))
+	}
+	if ios, _ := p.Limits("write"); ios != 2000 {
+		t.Errorf("write limits %v IOPS, want 2000 from the latency", ios)
+	}
+}
