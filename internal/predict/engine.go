@@ -695,23 +695,24 @@ func (e *engine) driveTime(it *item, set []*request) {
 // portable HDD took 11 ms for each). An fdatasync that wrote data only
 // takes one flush.
 func (e *engine) unrecordedFlushes(it *item, set []*request) {
-	var commit *request
+	wrote, commit := false, (*request)(nil)
 	for _, r := range set {
 		if r.flush {
 			return
 		}
 		if r.write && e.moves(r.dev) {
-			if commit == nil || r.kernel {
+			wrote = true
+			if r.kernel {
 				commit = r
 			}
 		}
 	}
 	lt := e.latFlushTo
-	if commit == nil || lt == nil || lt.d.SyncWrite == nil {
+	if !wrote || lt == nil || lt.d.SyncWrite == nil {
 		return
 	}
 	flushes := 1.0
-	if commit.kernel {
+	if commit != nil {
 		flushes = 2
 		after := *commit
 		after.paused, after.distance = true, 0
