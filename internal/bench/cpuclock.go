@@ -26,7 +26,10 @@ import (
 
 // timedReads is what one calibration's reads took.
 type timedReads struct {
-	cpuUs  float64 // the reading thread's CPU time
+	cpuUs float64 // the reading thread's CPU time
+	// waitUs: its time runnable, waiting for a CPU another held (0 where
+	// the system does not tell)
+	waitUs float64
 	bytes  int64
 	wallUs float64
 	lats   []float64 // each read call, µs
@@ -60,8 +63,8 @@ func threadCPU() (float64, error) {
 	return float64(ts.Nano()) / 1e3, nil
 }
 
-// onThread runs read on one OS thread and gives that thread's CPU time
-// and the wall time it took, with what read reports.
+// onThread runs read on one OS thread and gives that thread's CPU time,
+// its time runnable, and the wall time it took, with what read reports.
 func onThread(read func(r *timedReads) error) (timedReads, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -70,6 +73,7 @@ func onThread(read func(r *timedReads) error) (timedReads, error) {
 	if err != nil {
 		return r, err
 	}
+	wait0, waitOK := threadRunDelay()
 	t0 := time.Now()
 	if err := read(&r); err != nil {
 		return r, err
@@ -80,6 +84,9 @@ func onThread(read func(r *timedReads) error) (timedReads, error) {
 		return r, err
 	}
 	r.cpuUs = cpu1 - cpu0
+	if wait1, ok := threadRunDelay(); ok && waitOK {
+		r.waitUs = max(0, wait1-wait0)
+	}
 	return r, nil
 }
 

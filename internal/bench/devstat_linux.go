@@ -37,3 +37,30 @@ func parseDiskStat(s string) (reads, bool) {
 	}
 	return reads{ios: ios, ms: float64(ms)}, true
 }
+
+// threadRunDelay is how long the calling thread has waited on a run
+// queue, runnable but not running (µs): the second field of
+// /proc/thread-self/schedstat. ok is false where it cannot be read.
+func threadRunDelay() (us float64, ok bool) {
+	f, err := os.Open("/proc/thread-self/schedstat")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 256)) // three numbers
+	return parseRunDelay(string(b))
+}
+
+// parseRunDelay takes the run-queue wait (ns, given in µs) from a
+// schedstat line: time on the CPU, time waiting for it, timeslices.
+func parseRunDelay(s string) (float64, bool) {
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil || ns < 0 {
+		return 0, false
+	}
+	return float64(ns) / 1e3, true
+}

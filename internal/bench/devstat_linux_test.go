@@ -40,3 +40,18 @@ func TestWaitCost(t *testing.T) {
 		t.Errorf("a device slower than fio saw: %v", *w)
 	}
 }
+
+// schedstat: time on the CPU, time runnable, timeslices (ns, ns, count).
+func TestParseRunDelay(t *testing.T) {
+	if us, ok := parseRunDelay("1210953968 185356470 12904\n"); !ok || us != 185356.47 {
+		t.Errorf("parsed %v %v, want 185356.47 µs", us, ok)
+	}
+	for _, bad := range []string{"", "12", "1 x 3", "1 -5 3"} {
+		if _, ok := parseRunDelay(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	if us, ok := threadRunDelay(); !ok || us < 0 {
+		t.Errorf("this thread's run delay: %v %v", us, ok)
+	}
+}

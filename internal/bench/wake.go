@@ -19,10 +19,13 @@ const (
 )
 
 // measureWake is the computation a wait for the drive adds to its waiter
-// (µs per read the device served): the CPU time of reading small files
-// one after another from a cold cache, less the same reads from a warm one
-// — and, on a bio-based device, less the device's own time, which predict
-// counts as the drive's. After each wait the reader runs cold (its caches,
+// (µs per read the device served): the time on a CPU, or runnable waiting
+// for one, of reading small files one after another from a cold cache,
+// less the same reads from a warm one — and, on a bio-based device, less
+// the device's own time, which predict counts as the drive's. A trace
+// holds both as the thread's computation: cp -r of /usr/include waited
+// 0.19 s for a CPU on the HDD model (its FUSE server and loop worker
+// share the two), 4 ms on the VM disk, bench's reader 9 µs a read there. After each wait the reader runs cold (its caches,
 // the CPU's idle state, whatever else the drive keeps busy — a USB
 // bridge's or a disk's driver): grep over a tree of headers spent 0.38 s
 // on the CPU reading from the VM disk and 0.67 s from a single-command USB
@@ -64,7 +67,7 @@ func measureWake(ctx context.Context, dir, dev string, synchronous bool) (us flo
 		if !ok1 || !ok2 || n < wakeFiles/2 {
 			return 0, pt, false, nil
 		}
-		extra := cold.cpuUs - warm.cpuUs
+		extra := cold.cpuUs + cold.waitUs - warm.cpuUs - warm.waitUs
 		if synchronous {
 			extra -= (after.ms - before.ms) * 1e3
 		}

@@ -91,37 +91,25 @@ func (w *waitSums) merge(o *waitSums) {
 
 // tidLast is a thread's latest item: the computation until its next
 // (bounded by the readahead it set going) may run alongside that
-// readahead. It also keeps the thread's stretch so far, first item to
-// last, its time in it off the CPU for the drive (off) and its
-// computation the items hold (cpu): see wakeShare.
+// readahead. It also keeps what of the thread's computation after its
+// latest wait may still run cold (coldLeft, ns) and by how much more
+// (coldFactor: see engine.wakeCPU).
 type tidLast struct {
-	end                int64
-	fromAhead, toAhead float64
-	first              int64
-	off, cpu           float64
+	end                  int64
+	fromAhead, toAhead   float64
+	coldLeft, coldFactor float64
 }
 
-// wakeShare is the share of a wake-up's cost that falls in a thread's
-// items: after a wait the thread runs cold until its caches are warm
-// again, in the call that waited and in whatever it does next — an open,
-// a stat, a directory read the trace does not hold, which stays as
-// recorded. The share is the items' part of the thread's time awake so
-// far (this item's included): grep -r over /usr/include held 54 % of its
-// time awake in its reads on the VM disk and 55 % on the USB model, and
-// its computation there grew by 34 µs a wait (rusage: 0.30 s in 8,800
-// waits), of which its reads held 20 — where bench's wake-ups differ by
-// 47 µs. held is the item's computation and what the model counts of
-// the thread's since its last.
-func wakeShare(t *tidLast, it *item, held float64) float64 {
-	first, off := float64(it.start), it.asleep+it.syncNs
-	if t != nil {
-		first, off, held = float64(min(t.first, it.start)), off+t.off, held+t.cpu
+// cold is how much longer (negative: shorter) ns of a thread's
+// computation take on the new drive, as they follow its latest wait, and
+// uses them up.
+func (t *tidLast) cold(ns float64) float64 {
+	n := math.Min(ns, t.coldLeft)
+	if n <= 0 {
+		return 0
 	}
-	awake := float64(it.end) - first - off
-	if awake <= 0 || held >= awake {
-		return 1
-	}
-	return held / awake
+	t.coldLeft -= n
+	return t.coldFactor * n
 }
 
 // period is a busy period being built.
@@ -192,15 +180,28 @@ func (a *accumulator) add(it *item) {
 	if t != nil && it.start > t.end {
 		gap = math.Min(float64(it.start-t.end), math.Max(t.fromAhead, t.toAhead))
 	}
-	it.cpuDelta += it.wakeDelta * wakeShare(t, it, cpu+gap)
-	if it.cpuDelta < 0 {
-		// The computation that comes off an item (a colder wake-up's, on the
-		// new drive) is at most its own and its thread's since its last.
-		most := cpu
-		if t != nil && it.start > t.end {
-			most += float64(it.start - t.end)
-		}
-		it.cpuDelta = math.Max(it.cpuDelta, -most)
+	// The thread's computation after a wait runs as cold as the new
+	// drive's wake-up leaves it: what it did since its last item (a gap
+	// the trace does not hold: an open, a stat), and this item's own —
+	// after this item's waits, if it waited. Where the cache served the
+	// call, it and the gap before it stay as they were: the thread was at
+	// other work (tar -x writing each file between its archive's reads;
+	// moving that too took it from the USB model to zram −25 → −46 %, from
+	// zram to the VM disk +27 → +51 %).
+	if t == nil {
+		t = &tidLast{}
+		a.tids[it.tid] = t
+	}
+	var cold float64
+	if it.start > t.end {
+		cold = t.cold(float64(it.start - t.end))
+	}
+	if it.wakes > 0 {
+		t.coldLeft, t.coldFactor = float64(it.wakes)*coldCapNs, it.coldFactor
+	}
+	cold += t.cold(cpu)
+	if it.bound {
+		it.cpuDelta += cold
 	}
 	if it.bound {
 		p.bound = true
@@ -212,14 +213,7 @@ func (a *accumulator) add(it *item) {
 			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep), streamCPU: streamCPU})
 	}
 	p.cpu += cpu + gap
-	if t == nil {
-		t = &tidLast{first: it.start}
-		a.tids[it.tid] = t
-	}
 	t.end, t.fromAhead, t.toAhead = it.end, it.fromAheadNs, it.toAheadNs
-	t.first = min(t.first, it.start)
-	t.cpu += cpu + gap
-	t.off += it.asleep + it.syncNs
 	if it.besideIO && it.end > it.start && a.wakes.recorded() {
 		w := *it
 		w.asleep, w.toNs, w.cpuDelta = it.len(), 0, 0

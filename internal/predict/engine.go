@@ -796,7 +796,10 @@ func (e *engine) waitedBefore(it *item, set []*request) {
 // for its first block, then for the readahead after it). It gives the
 // waits that would wake the waiter on a drive that sleeps it: a bio-based
 // drive's readahead, served one request after another on the reader's
-// CPU, would mostly run ahead of it elsewhere.
+// CPU, would mostly run ahead of it elsewhere — all but the first, which
+// holds the page the call asked for (grep -r reading each small file in
+// one readahead request: 0.25 s on the CPU beside zram's own time, 0.37 s
+// on the VM disk, 14 µs a read where bench's wake-ups differ by 16).
 func (e *engine) waitCost(it *item, set []*request) (wakes int) {
 	recSync, waits := true, 0
 	until := int64(math.MinInt64)
@@ -807,7 +810,7 @@ func (e *engine) waitCost(it *item, set []*request) (wakes int) {
 		recSync = recSync && e.b.synchronous[r.dev]
 		if r.start >= until {
 			waits++
-			if !e.b.synchronous[r.dev] || !r.readahead {
+			if !e.b.synchronous[r.dev] || !r.readahead || wakes == 0 {
 				wakes++
 			}
 		}
@@ -832,17 +835,39 @@ func (e *engine) waitCost(it *item, set []*request) (wakes int) {
 	return wakes
 }
 
-// wakeCPU is how the computation after each of an item's waits changes
-// by what the two drives' wake-ups cost (drive.Spec.WakeUs): the reader
-// runs colder after waiting for a drive whose driver kept the CPUs busy,
-// in the call and after it. The accumulator moves the share of it that
-// falls in the items (wakeShare).
+// wakeCPU is how much faster or slower the computation after an item's
+// waits runs on the new drive (drive.Spec.WakeUs): after each wait the
+// thread runs cold — its caches, the CPU's idle state, whatever else the
+// drive keeps busy (a USB bridge's or a disk's driver, the CPUs its
+// queue's work takes) — in the call that waited and in what it does next:
+// an open, a stat, a directory read the trace does not hold. A thread's
+// computation after a wait takes (coldRefUs + the new drive's wake-up) ÷
+// (coldRefUs + the recording drive's) of its recorded time, for the
+// first coldCapUs of it (see accumulator.add).
 func (e *engine) wakeCPU(it *item, waits int) {
-	it.wakeDelta = 0
+	it.coldFactor, it.wakes = 0, waits
 	if e.wakeKnown && waits > 0 && !e.sameDrive {
-		it.wakeDelta = float64(waits) * (*e.to.WakeUs - *e.from.WakeUs) * 1e3
+		it.coldFactor = (coldRefUs+*e.to.WakeUs)/(coldRefUs+*e.from.WakeUs) - 1
 	}
 }
+
+// coldRefUs is the computation a wait's wake-up is measured against: a
+// thread's computation after a wait grows in proportion to it, not by a
+// fixed amount a wait. Measured on this VM (bpftrace: the thread's
+// sum_exec_runtime and run_delay at exit), cp -r of /usr/include computed
+// 91 µs a wait on the VM disk and 157 on the HDD model (×1.73), grep -r
+// 42 µs on the VM disk and 78 on the USB model (×1.84), both ~0.3 of it
+// on zram (its own reads' time aside); bench's wake-ups (VM disk 28, HDD
+// model 68, USB model 70, zram 10 µs) against 20 µs give ×1.82, ×1.87 and
+// ×0.34 — a fixed amount a wait gave cp -r half of its growth and grep -r
+// all of it.
+const coldRefUs = 20
+
+// coldCapNs is the most of a thread's computation after a wait that runs
+// cold: cp of one 256 MiB file computed 1.2 ms a wait on the HDD model,
+// most of it copying pages, whose cost per byte bench measures apart
+// (drive.Spec.CacheReadCPU), and it ran about as fast as on the VM disk.
+const coldCapNs = 300_000
 
 // cacheReadCPU is how the computation inside a buffered call that read
 // from the drive changes on the new drive. The page cache's CPU per MiB

@@ -1277,53 +1277,55 @@ func TestBeatingTheProfileIsTheRecordingDrives(t *testing.T) {
 	near(t, "two drives' difference", slower.PredictedS-faster.PredictedS, 1000*(900-300)*1e-6)
 }
 
-// The computation after each wait moves by the two drives' wake-ups
+// The computation after each wait moves with the two drives' wake-ups
 // (drive.Spec.WakeUs): a reader runs colder after waiting for a drive
 // whose driver kept the CPUs busy — in the call that waited and in what
-// the thread does until its next, which the trace does not hold. The
-// share that moves is the items' part of the thread's time awake; what
-// comes off is at most the thread's computation since its last call and
-// in this one.
+// the thread does until its next, which the trace does not hold — by
+// (coldRefUs + the new drive's) ÷ (coldRefUs + the recording drive's),
+// for the first coldCapNs of it after each wait.
 func TestWakeCostPerWait(t *testing.T) {
 	withWake := func(p *drive.Spec, w float64) *drive.Spec {
 		p.WakeUs = &w
 		return p
 	}
 	// 1000 reads, each a 150 µs call asleep 100 µs around its request, one
-	// every 200 µs: half the thread's time awake is in its calls. The
+	// every 200 µs: 50 µs computing in each call and 50 between. The
 	// profiles take 96 µs for the request that took 100: 196 µs a read.
 	b := NewBuilder()
 	end := sleptReads(b, 1000, 150, 100, 200)
+	// Wake-ups of 10 and 30 µs: 30 and 50 against coldRefUs = 20, the
+	// computation after a wait ×5/3 — in the calls and the 999 gaps after
+	// a wait.
+	colder := (1000*50 + 999*50) * (50.0/30 - 1) * 1e-6
 	res, _ := b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
-	near(t, "to a drive that wakes colder", res.PredictedS, 1000*(196+20*0.5)*1e-6)
+	near(t, "to a drive that wakes colder", res.PredictedS, 1000*196e-6+colder)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), withWake(flat("warmer", 96, 1), 10), end, nil)
-	near(t, "to a drive that wakes warmer", res.PredictedS, 1000*(196-20*0.5)*1e-6)
+	near(t, "to a drive that wakes warmer", res.PredictedS, 1000*196e-6-colder*3/5)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), flat("unmeasured", 96, 1), end, nil)
-	near(t, "one drive's unmeasured", res.PredictedS, 1000*196*1e-6)
-	// A cut beyond the computation: the call's 50 µs and the 50 before it.
-	res, _ = b.Predict(withWake(flat("disk", 96, 1), 500), withWake(flat("warmer", 96, 1), 0), end, nil)
-	near(t, "no more than the computation", res.PredictedS, 1000*96*1e-6)
-	// Calls back to back: all of the thread's time awake is in them.
-	b = NewBuilder()
-	end = sleptReads(b, 1000, 150, 100, 150)
-	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
-	near(t, "back to back, to a drive that wakes colder", res.PredictedS, 1000*(146+20)*1e-6)
-}
+	near(t, "one drive's unmeasured", res.PredictedS, 1000*196e-6)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("disk", 96, 1), 30), end, nil)
+	near(t, "the same drive", res.PredictedS, float64(end)/1e9)
 
-func TestWakeShare(t *testing.T) {
-	const fus = float64(us)
-	// The first item: its own time awake is all in it.
-	it := &item{call: call{start: 0, end: 150 * us}, asleep: 100 * fus}
-	if got := wakeShare(nil, it, 50*fus); got != 1 {
-		t.Errorf("first item: share %v, want 1", got)
+	// 1 ms computing after each wait: only its first coldCapNs runs cold.
+	b = NewBuilder()
+	end = sleptReads(b, 100, 150, 100, 1150)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
+	near(t, "a long computation", res.PredictedS, (float64(end)/1e3-100*4+100*coldCapNs/1e3*2/3)*1e-6)
+
+	// A call the page cache served between two reads, and the gap before
+	// it, stay as they were (untar writing each file between its archive's
+	// reads); the gap after it moves as the next read's.
+	b = NewBuilder()
+	for i := range int64(1000) {
+		at := i * 200 * us
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 150*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Start: at + 160*us, End: at + 190*us, Size: 4096, Bytes: 4096, Offset: i << 12, Inode: 9,
+			Pid: 7, Tid: 7})
 	}
-	// 50 µs computing in each of two calls, 100 µs between them.
-	prev := &tidLast{end: 150 * us, first: 0, off: 100 * fus, cpu: 50 * fus}
-	it = &item{call: call{start: 250 * us, end: 400 * us}, asleep: 100 * fus}
-	near(t, "a gap as long as the calls' computation", wakeShare(prev, it, 50*fus), 0.5)
-	// A gap the readahead the last call set going ran through counts as
-	// the thread's computation (the accumulator adds it to the item's).
-	near(t, "a gap beside readahead", wakeShare(prev, it, 150*fus), 1)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), 1000*200*us, nil)
+	near(t, "a cache hit between", res.PredictedS, 1000*196e-6+(1000*50+999*10)*(2.0/3)*1e-6)
 }
 
 // A call that waits for two requests one after the other wakes twice, and
