@@ -94,6 +94,9 @@ vmdisk() {
     cat "/sys/block/$root_dev/queue/read_ahead_kb" > "$q/read_ahead_kb"
     cat "/sys/block/$root_dev/queue/rotational" > "$q/rotational"
     sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$root_dev/queue/scheduler" > "$q/scheduler"
+    # Writeback throttling's target is set when the queue is made (2 ms, a
+    # solid-state device's), not when it turns rotational (75 ms).
+    if [ -w "$q/wbt_lat_usec" ]; then cat "/sys/block/$root_dev/queue/wbt_lat_usec" > "$q/wbt_lat_usec"; fi
     newfs "$loop" "$base/disk" >&2
   fi
   mkdir -p "$base/disk/$name" "$base/$name"
@@ -101,14 +104,15 @@ vmdisk() {
   cat "$state/disk.loop"
 }
 
-# model NAME READAHEAD_KB FLAGS…: a drivesim-served file (its data in
-# drivesim's memory, up to the drive's size), a loop device with direct
-# I/O over it and that readahead (stated: the kernel's default
-# for a loop device depends on what it sat on before), ext4 on that,
-# mounted at $base/NAME.
+# model NAME READAHEAD_KB ROTATIONAL FLAGS…: a drivesim-served file (its
+# data in drivesim's memory, up to the drive's size), a loop device with
+# direct I/O over it, that readahead (stated: the kernel's default for a
+# loop device depends on what it sat on before) and rotational flag —
+# with the writeback throttling target the kernel gives such a disk
+# (75 ms; 2 ms a solid-state one's) — ext4 on that, mounted at $base/NAME.
 model() {
-  local name=$1 readahead=$2 size=${DRIVESIM_SIZE:-$((4 << 30))}
-  shift 2
+  local name=$1 readahead=$2 rotational=$3 size=${DRIVESIM_SIZE:-$((4 << 30))}
+  shift 3
   mkdir -p "$state/$name.fuse" "$base/$name"
   "$state/drivesim" --model "$name" --size "$size" --mount "$state/$name.fuse" "$@" > "$state/$name.log" 2>&1 &
   echo $! > "$state/$name.pid"
@@ -116,7 +120,11 @@ model() {
   [ -e "$state/$name.fuse/disk.img" ] || { echo "validation-drives: drivesim did not serve $name: $(cat "$state/$name.log")" >&2; return 1; }
   local loop
   loop=$(loopfs "$name" "$state/$name.fuse/disk.img")
-  echo "$readahead" > "/sys/block/$(basename "$loop")/queue/read_ahead_kb"
+  local q
+  q=/sys/block/$(basename "$loop")/queue
+  echo "$readahead" > "$q/read_ahead_kb"
+  echo "$rotational" > "$q/rotational"
+  if [ "$rotational" = 1 ] && [ -w "$q/wbt_lat_usec" ]; then echo 75000 > "$q/wbt_lat_usec"; fi
   newfs "$loop" "$base/$name"
 }
 
@@ -154,10 +162,12 @@ up() {
         [ -x "$state/drivesim" ] || go build -o "$state/drivesim" ./tools/drivesim
         # A USB disk's readahead is what its bridge reports as the optimal
         # transfer; a stick's the kernel's default.
-        local flags=${DRIVESIM_HDD:-} readahead=2560
-        [ "$d" = usb ] && flags=${DRIVESIM_USB:-} readahead=128
+        # A disk says it spins (the bridge passes its rotation rate on);
+        # flash does not.
+        local flags=${DRIVESIM_HDD:-} readahead=2560 rotational=1
+        [ "$d" = usb ] && flags=${DRIVESIM_USB:-} readahead=128 rotational=0
         # shellcheck disable=SC2086
-        model "$d" "$readahead" $flags
+        model "$d" "$readahead" "$rotational" $flags
         echo "$d $base/$d"
         ;;
       *)
