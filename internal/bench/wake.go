@@ -25,9 +25,10 @@ const (
 // the device's own time, which predict counts as the drive's. A trace
 // holds both as the thread's computation: cp -r of /usr/include waited
 // 0.19 s for a CPU on the HDD model (its FUSE server and loop worker
-// share the two), 4 ms on the VM disk, bench's reader 9 µs a read there. After each wait the reader runs cold (its caches,
-// the CPU's idle state, whatever else the drive keeps busy — a USB
-// bridge's or a disk's driver): grep over a tree of headers spent 0.38 s
+// share the two), 4 ms on the VM disk; this reader 7–12 µs a read on the
+// HDD model, 0–2 on the VM disk. After each wait the reader runs cold
+// (its caches, the CPU's idle state, whatever else the drive keeps busy —
+// a USB bridge's or a disk's driver): grep over a tree of headers spent 0.38 s
 // on the CPU reading from the VM disk and 0.67 s from a single-command USB
 // model, the same 8,900 waits. The median of wakeRuns runs; ok is false
 // where it cannot be measured (not root: the cache cannot be dropped; the

@@ -202,8 +202,6 @@ func (a *accumulator) add(it *item) {
 	cold += t.cold(cpu)
 	if it.bound {
 		it.cpuDelta += cold
-	}
-	if it.bound {
 		p.bound = true
 		var streamCPU float64
 		if it.kind == kindCall && it.aheadReads >= 2 {

@@ -843,7 +843,7 @@ func (e *engine) waitCost(it *item, set []*request) (wakes int) {
 // an open, a stat, a directory read the trace does not hold. A thread's
 // computation after a wait takes (coldRefUs + the new drive's wake-up) ÷
 // (coldRefUs + the recording drive's) of its recorded time, for the
-// first coldCapUs of it (see accumulator.add).
+// first coldCapNs of it (see accumulator.add).
 func (e *engine) wakeCPU(it *item, waits int) {
 	it.coldFactor, it.wakes = 0, waits
 	if e.wakeKnown && waits > 0 && !e.sameDrive {
