@@ -140,7 +140,7 @@ func checkFromCrystalDiskMark(t *testing.T, stdout string) {
 // touching anything.
 func TestValidateZramBusy(t *testing.T) {
 	requireTracing(t)
-	sizeZram(t, "16M")
+	testutil.SizeZram(t, "16M")
 	_, stderr, err := runValidate(t, "QUICK=1")
 	if err == nil || !strings.Contains(stderr, "zram0 is in use") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 		t.Errorf("err %v, stderr %q: want one line saying zram0 is busy", err, stderr)

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ioshape/ioshape/internal/content"
 	"github.com/ioshape/ioshape/internal/testutil"
 )
 
@@ -21,28 +23,6 @@ func requireNative(t *testing.T) {
 	if testBackend != "native" {
 		t.Skip("a native-backend test")
 	}
-}
-
-// sizeZram gives zram0 a disk of size (e.g. "256M") for the test and
-// resets it after; a test that needs it cannot run (and fails under
-// CI=true) when there is none or something else uses it.
-func sizeZram(t *testing.T, size string) {
-	t.Helper()
-	disksize := "/sys/block/zram0/disksize"
-	if _, err := os.Stat(disksize); err != nil {
-		exec.Command("modprobe", "zram").Run()
-	}
-	b, err := os.ReadFile(disksize)
-	if err != nil {
-		testutil.Unavailable(t, "no zram device: %v", err)
-	}
-	if strings.TrimSpace(string(b)) != "0" {
-		testutil.Unavailable(t, "zram0 is in use by something else")
-	}
-	if err := os.WriteFile(disksize, []byte(size), 0); err != nil {
-		testutil.Unavailable(t, "cannot size zram0: %v", err)
-	}
-	t.Cleanup(func() { os.WriteFile("/sys/block/zram0/reset", []byte("1"), 0) })
 }
 
 // tsvEvent is one line of `ioshape events`.
@@ -207,7 +187,7 @@ func TestNativePageFaultWaits(t *testing.T) {
 // is at the block layer, on zram0.
 func TestRecordBioBasedDevice(t *testing.T) {
 	requireTracing(t)
-	sizeZram(t, "256M")
+	testutil.SizeZram(t, "256M")
 	dir, store := workdir(t), t.TempDir()
 	prep := exec.Command("fio", "--name=prep", "--filename=/dev/zram0", "--size=128M", "--rw=write", "--bs=1M", "--direct=1", "--output=/dev/null")
 	if out, err := prep.CombinedOutput(); err != nil {
@@ -228,5 +208,54 @@ func TestRecordBioBasedDevice(t *testing.T) {
 	}
 	if onZram+s.Trace.LostEvents < did*99/100 || onZram > did+100 {
 		t.Errorf("fio read %d times from zram0; the block layer has %d there (%d lost)", did, onZram, s.Trace.LostEvents)
+	}
+}
+
+// The native backend samples the data calls move: a copy of text-like
+// data and one of random bytes, each on a file system of its own, show
+// what compression would save of each, as the files' own pages say.
+func TestRecordContent(t *testing.T) {
+	requireNative(t)
+	dir, store := workdir(t), t.TempDir()
+	testutil.SizeZram(t, "256M")
+	zdir := t.TempDir()
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "/dev/zram0").CombinedOutput(); err != nil {
+		testutil.Unavailable(t, "mkfs.ext4 on zram0: %v %s", err, out)
+	}
+	if out, err := exec.Command("mount", "/dev/zram0", zdir).CombinedOutput(); err != nil {
+		testutil.Unavailable(t, "mount zram0: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", zdir).Run() })
+	text, random := make([]byte, 16<<20), make([]byte, 16<<20)
+	content.Text(text, 3)
+	content.Random(random, 3)
+	for name, data := range map[string][]byte{filepath.Join(zdir, "text"): text, filepath.Join(dir, "random"): random} {
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, _ := record(t, store, "--", "sh", "-c", "dd if="+filepath.Join(zdir, "text")+" of="+filepath.Join(zdir, "copy")+
+		" bs=128k status=none && dd if="+filepath.Join(dir, "random")+" of="+filepath.Join(dir, "copy")+" bs=64k status=none")
+	s := showJSON(t, store, id)
+	var zram, other bool
+	for _, d := range s.Devices {
+		if d.Content == nil {
+			continue
+		}
+		want := 0.0 // the random bytes' disk
+		if d.Device == "zram0" {
+			want, zram = content.SavedShare(text), true
+		} else {
+			other = true
+		}
+		if d.Content.Samples < 16 {
+			t.Errorf("%s: %d samples, want one every 256 KiB of 32 MiB each way", d.Device, d.Content.Samples)
+		}
+		if got := d.Content.SavedShare(); math.Abs(got-want) > 0.05 {
+			t.Errorf("%s: the samples say %.3f saved, the file's pages %.3f", d.Device, got, want)
+		}
+	}
+	if !zram || !other {
+		t.Errorf("content sampled on zram0 %v, on the random bytes' disk %v: %+v", zram, other, s.Devices)
 	}
 }

@@ -195,6 +195,38 @@ type Device struct {
 	// loop device's backing file's (both reach the block layer's
 	// tracepoints, each of its requests once more below).
 	Lower []Dev `json:"lower,omitempty"`
+	// Content is what samples of the data the calls on its file system
+	// moved say of how far it compresses (nil: none sampled — the tracer
+	// takes none, or the calls moved none through a buffer: a copy, a
+	// mapped file).
+	Content *Content `json:"content,omitempty"`
+}
+
+// Content is samples of the data calls read and wrote: a drive that
+// compresses (zram) takes longer for data that compresses than for data
+// that does not.
+type Content struct {
+	Samples int64 `json:"samples"`
+	Bytes   int64 `json:"bytes"` // sampled
+	// Saved is how many of the sampled bytes a fast LZ77 compressor would
+	// save, page by page (package content).
+	Saved int64 `json:"saved"`
+}
+
+// Add counts one sample of n bytes of which compression saves saved.
+func (c *Content) Add(n, saved int) {
+	c.Samples++
+	c.Bytes += int64(n)
+	c.Saved += int64(saved)
+}
+
+// SavedShare is the share of the sampled bytes compression saves (0 with
+// no samples).
+func (c *Content) SavedShare() float64 {
+	if c == nil || c.Bytes <= 0 {
+		return 0
+	}
+	return min(max(float64(c.Saved)/float64(c.Bytes), 0), 1)
 }
 
 // DevFromKernel splits a dev_t in the kernel's internal encoding (major in

@@ -67,6 +67,9 @@ type DeviceProfile struct {
 	Syscall *Layer `json:"syscall,omitempty"`
 	// Folded, on the "other" device, is how many devices it sums.
 	Folded int `json:"folded_devices,omitempty"`
+	// Content is what samples of the data its calls moved say of how far
+	// it compresses (nil: none sampled).
+	Content *event.Content `json:"content,omitempty"`
 }
 
 // Process is one process's I/O.
@@ -485,7 +488,7 @@ func (b *Builder) deviceProfiles() []DeviceProfile {
 			if dp == nil {
 				dp = &DeviceProfile{Major: dev.Major, Minor: dev.Minor, Device: dev.String()}
 				if d, ok := b.devByNum[dev]; ok {
-					dp.Device, dp.Mount = d.Name, d.Mount
+					dp.Device, dp.Mount, dp.Content = d.Name, d.Mount, d.Content
 				}
 				if dev == otherDev {
 					dp.Device = "other"

@@ -31,22 +31,28 @@ func nativeCallTable() map[int]ioshapeCallSpec {
 	plain := func(c event.Call, count uint8, pos, posArg uint8) ioshapeCallSpec {
 		return ioshapeCallSpec{Call: uint8(c), Op: uint8(parse.CallOp(c)), FdArg: 0, CountArg: count, Pos: pos, PosArg: posArg, OutArg: noArg}
 	}
+	// data: a read or write whose buffer (or iovec array) is argument 1,
+	// whose data is sampled.
+	data := func(s ioshapeCallSpec) ioshapeCallSpec {
+		s.Sample = 1
+		return s
+	}
 	vec := func(c event.Call, pos uint8) ioshapeCallSpec {
 		s := plain(c, noArg, pos, 3)
 		s.Vec = 1
 		return s
 	}
 	return map[int]ioshapeCallSpec{
-		unix.SYS_READ:     plain(event.CallRead, 2, posFile, 0),
-		unix.SYS_WRITE:    plain(event.CallWrite, 2, posFile, 0),
-		unix.SYS_PREAD64:  plain(event.CallPread64, 2, posArg, 3),
-		unix.SYS_PWRITE64: plain(event.CallPwrite64, 2, posArg, 3),
-		unix.SYS_READV:    vec(event.CallReadv, posFile),
-		unix.SYS_WRITEV:   vec(event.CallWritev, posFile),
-		unix.SYS_PREADV:   vec(event.CallPreadv, posArg),
-		unix.SYS_PWRITEV:  vec(event.CallPwritev, posArg),
-		unix.SYS_PREADV2:  vec(event.CallPreadv2, posArg),
-		unix.SYS_PWRITEV2: vec(event.CallPwritev2, posArg),
+		unix.SYS_READ:     data(plain(event.CallRead, 2, posFile, 0)),
+		unix.SYS_WRITE:    data(plain(event.CallWrite, 2, posFile, 0)),
+		unix.SYS_PREAD64:  data(plain(event.CallPread64, 2, posArg, 3)),
+		unix.SYS_PWRITE64: data(plain(event.CallPwrite64, 2, posArg, 3)),
+		unix.SYS_READV:    data(vec(event.CallReadv, posFile)),
+		unix.SYS_WRITEV:   data(vec(event.CallWritev, posFile)),
+		unix.SYS_PREADV:   data(vec(event.CallPreadv, posArg)),
+		unix.SYS_PWRITEV:  data(vec(event.CallPwritev, posArg)),
+		unix.SYS_PREADV2:  data(vec(event.CallPreadv2, posArg)),
+		unix.SYS_PWRITEV2: data(vec(event.CallPwritev2, posArg)),
 		unix.SYS_COPY_FILE_RANGE: {Call: uint8(event.CallCopyFileRange), Op: uint8(event.Read), FdArg: 0, CountArg: 4, Pos: posUser, PosArg: 1,
 			OutArg: 2, OutPos: posUser, OutPosArg: 3},
 		unix.SYS_SENDFILE: {Call: uint8(event.CallSendfile), Op: uint8(event.Read), FdArg: 1, CountArg: 3, Pos: posUser, PosArg: 2,

@@ -57,7 +57,8 @@ type ioshapeCallSpec struct {
 	OutPos    uint8
 	OutPosArg uint8
 	Op        uint8
-	Pad       [5]uint8
+	Sample    uint8
+	Pad       [4]uint8
 }
 
 type ioshapeRecord struct {
@@ -110,6 +111,15 @@ type ioshapeRqState struct {
 	}
 }
 
+type ioshapeSample struct {
+	_    structs.HostLayout
+	Dev  uint32
+	Len  uint32
+	Op   uint8
+	Pad  [7]uint8
+	Data [4096]uint8
+}
+
 type ioshapeScState struct {
 	_         structs.HostLayout
 	Pending   uint8
@@ -128,7 +138,10 @@ type ioshapeScState struct {
 	OutFflags uint64
 	Call      uint32
 	HasOut    bool
-	_         [3]byte
+	SampleOp  uint8
+	SampleVec bool
+	_         [1]byte
+	Buf       uint64
 	Asleep    uint64
 	Blocked   uint64
 	Dozing    uint64
@@ -248,6 +261,8 @@ const (
 	ioshapeMapIrqDepth          = "irq_depth"
 	ioshapeMapRoots             = "roots"
 	ioshapeMapRqs               = "rqs"
+	ioshapeMapSampleDue         = "sample_due"
+	ioshapeMapSamples           = "samples"
 	ioshapeMapScs               = "scs"
 	ioshapeMapStreams           = "streams"
 	ioshapeMapSumZero           = "sum_zero"
@@ -296,6 +311,7 @@ const (
 	ioshapeVarSummaryMode       = "summary_mode"
 	ioshapeVarTraceAll          = "trace_all"
 	ioshapeVarUnusedRecord      = "unused_record"
+	ioshapeVarUnusedSample      = "unused_sample"
 	ioshapeVarWakeupBytes       = "wakeup_bytes"
 )
 
@@ -373,22 +389,24 @@ type ioshapeProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ioshapeMapSpecs struct {
-	Aios     *ebpf.MapSpec `ebpf:"aios"`
-	Biodevs  *ebpf.MapSpec `ebpf:"biodevs"`
-	Calls    *ebpf.MapSpec `ebpf:"calls"`
-	Comms    *ebpf.MapSpec `ebpf:"comms"`
-	Counters *ebpf.MapSpec `ebpf:"counters"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	IrqDepth *ebpf.MapSpec `ebpf:"irq_depth"`
-	Roots    *ebpf.MapSpec `ebpf:"roots"`
-	Rqs      *ebpf.MapSpec `ebpf:"rqs"`
-	Scs      *ebpf.MapSpec `ebpf:"scs"`
-	Streams  *ebpf.MapSpec `ebpf:"streams"`
-	SumZero  *ebpf.MapSpec `ebpf:"sum_zero"`
-	Sums     *ebpf.MapSpec `ebpf:"sums"`
-	Swept    *ebpf.MapSpec `ebpf:"swept"`
-	Track    *ebpf.MapSpec `ebpf:"track"`
-	Urings   *ebpf.MapSpec `ebpf:"urings"`
+	Aios      *ebpf.MapSpec `ebpf:"aios"`
+	Biodevs   *ebpf.MapSpec `ebpf:"biodevs"`
+	Calls     *ebpf.MapSpec `ebpf:"calls"`
+	Comms     *ebpf.MapSpec `ebpf:"comms"`
+	Counters  *ebpf.MapSpec `ebpf:"counters"`
+	Events    *ebpf.MapSpec `ebpf:"events"`
+	IrqDepth  *ebpf.MapSpec `ebpf:"irq_depth"`
+	Roots     *ebpf.MapSpec `ebpf:"roots"`
+	Rqs       *ebpf.MapSpec `ebpf:"rqs"`
+	SampleDue *ebpf.MapSpec `ebpf:"sample_due"`
+	Samples   *ebpf.MapSpec `ebpf:"samples"`
+	Scs       *ebpf.MapSpec `ebpf:"scs"`
+	Streams   *ebpf.MapSpec `ebpf:"streams"`
+	SumZero   *ebpf.MapSpec `ebpf:"sum_zero"`
+	Sums      *ebpf.MapSpec `ebpf:"sums"`
+	Swept     *ebpf.MapSpec `ebpf:"swept"`
+	Track     *ebpf.MapSpec `ebpf:"track"`
+	Urings    *ebpf.MapSpec `ebpf:"urings"`
 }
 
 // ioshapeVariableSpecs contains global variables before they are loaded into the kernel.
@@ -410,6 +428,7 @@ type ioshapeVariableSpecs struct {
 	SummaryMode       *ebpf.VariableSpec `ebpf:"summary_mode"`
 	TraceAll          *ebpf.VariableSpec `ebpf:"trace_all"`
 	UnusedRecord      *ebpf.VariableSpec `ebpf:"unused_record"`
+	UnusedSample      *ebpf.VariableSpec `ebpf:"unused_sample"`
 	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -433,22 +452,24 @@ func (o *ioshapeObjects) Close() error {
 //
 // It can be passed to loadIoshapeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ioshapeMaps struct {
-	Aios     *ebpf.Map `ebpf:"aios"`
-	Biodevs  *ebpf.Map `ebpf:"biodevs"`
-	Calls    *ebpf.Map `ebpf:"calls"`
-	Comms    *ebpf.Map `ebpf:"comms"`
-	Counters *ebpf.Map `ebpf:"counters"`
-	Events   *ebpf.Map `ebpf:"events"`
-	IrqDepth *ebpf.Map `ebpf:"irq_depth"`
-	Roots    *ebpf.Map `ebpf:"roots"`
-	Rqs      *ebpf.Map `ebpf:"rqs"`
-	Scs      *ebpf.Map `ebpf:"scs"`
-	Streams  *ebpf.Map `ebpf:"streams"`
-	SumZero  *ebpf.Map `ebpf:"sum_zero"`
-	Sums     *ebpf.Map `ebpf:"sums"`
-	Swept    *ebpf.Map `ebpf:"swept"`
-	Track    *ebpf.Map `ebpf:"track"`
-	Urings   *ebpf.Map `ebpf:"urings"`
+	Aios      *ebpf.Map `ebpf:"aios"`
+	Biodevs   *ebpf.Map `ebpf:"biodevs"`
+	Calls     *ebpf.Map `ebpf:"calls"`
+	Comms     *ebpf.Map `ebpf:"comms"`
+	Counters  *ebpf.Map `ebpf:"counters"`
+	Events    *ebpf.Map `ebpf:"events"`
+	IrqDepth  *ebpf.Map `ebpf:"irq_depth"`
+	Roots     *ebpf.Map `ebpf:"roots"`
+	Rqs       *ebpf.Map `ebpf:"rqs"`
+	SampleDue *ebpf.Map `ebpf:"sample_due"`
+	Samples   *ebpf.Map `ebpf:"samples"`
+	Scs       *ebpf.Map `ebpf:"scs"`
+	Streams   *ebpf.Map `ebpf:"streams"`
+	SumZero   *ebpf.Map `ebpf:"sum_zero"`
+	Sums      *ebpf.Map `ebpf:"sums"`
+	Swept     *ebpf.Map `ebpf:"swept"`
+	Track     *ebpf.Map `ebpf:"track"`
+	Urings    *ebpf.Map `ebpf:"urings"`
 }
 
 func (m *ioshapeMaps) Close() error {
@@ -462,6 +483,8 @@ func (m *ioshapeMaps) Close() error {
 		m.IrqDepth,
 		m.Roots,
 		m.Rqs,
+		m.SampleDue,
+		m.Samples,
 		m.Scs,
 		m.Streams,
 		m.SumZero,
@@ -491,6 +514,7 @@ type ioshapeVariables struct {
 	SummaryMode       *ebpf.Variable `ebpf:"summary_mode"`
 	TraceAll          *ebpf.Variable `ebpf:"trace_all"`
 	UnusedRecord      *ebpf.Variable `ebpf:"unused_record"`
+	UnusedSample      *ebpf.Variable `ebpf:"unused_sample"`
 	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

@@ -422,6 +422,7 @@ type tracer struct {
 	stopReading atomic.Bool
 	sweeper     *link.Iter // sweep_rq over the in-flight requests (--summary)
 	sweepFailed bool       // said once
+	content     *contentReader
 }
 
 func (s *Session) start(helperPid int) (session.Tracer, error) {
@@ -440,12 +441,18 @@ func (s *Session) start(helperPid int) (session.Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the eBPF ring buffer: %w", err)
 	}
+	srd, err := ringbuf.NewReader(s.objs.Samples)
+	if err != nil {
+		rd.Close()
+		return nil, fmt.Errorf("cannot read the eBPF ring buffer of data samples: %w", err)
+	}
 	links, warnings, err := s.attach()
 	if err != nil {
 		rd.Close()
+		srd.Close()
 		return nil, err
 	}
-	t := &tracer{s: s, rd: rd, links: links, records: make(chan []parse.Record, 64)}
+	t := &tracer{s: s, rd: rd, links: links, records: make(chan []parse.Record, 64), content: startContent(srd)}
 	// Every program is attached: tracing has begun, on the clock the
 	// programs' timestamps use.
 	first := []parse.Record{{Kind: parse.KindReady, N: host.MonotonicNow()}}
@@ -483,7 +490,10 @@ func (t *tracer) Stop() {
 }
 
 // Kill ends a ring reader that has not finished.
-func (t *tracer) Kill() { t.rd.Close() }
+func (t *tracer) Kill() {
+	t.rd.Close()
+	t.content.rd.Close()
+}
 
 // Poll reads the programs' loss counters (absolute: nothing else counts
 // these for this backend).
@@ -509,6 +519,7 @@ func (t *tracer) Wait(res *session.Result) error {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the block layer's depth count was corrected %d times for requests whose completion the kernel did not report", fixed))
 	}
 	t.rd.Close()
+	res.Content = t.content.finish()
 	t.s.Close()
 	return nil
 }

@@ -109,6 +109,9 @@ type Result struct {
 	// recording stopped before it ended: stopped, killed, or left running.
 	CommandEnd string
 	Devices    []event.Device
+	// Content is, by file system device, samples of the data calls moved
+	// (native backend only); finish puts each on its device.
+	Content map[event.Dev]*event.Content
 	// DegradedAt is when, from the start of tracing, the tracer was
 	// degraded to the block layer (0: it was not).
 	DegradedAt time.Duration

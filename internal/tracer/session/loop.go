@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ioshape/ioshape/internal/event"
 	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/parse"
 )
@@ -484,6 +485,11 @@ func (l *loop) finish() (Result, error) {
 		st.warn(fmt.Sprintf("%s ended by itself: %v", l.plan.Name, waitErr))
 	}
 	st.res.Devices = st.describeDevices(st.res.Devices)
+	for i, d := range st.res.Devices {
+		if c := st.res.Content[event.Dev{Major: d.Major, Minor: d.Minor}]; c != nil && c.Samples > 0 {
+			st.res.Devices[i].Content = c
+		}
+	}
 	st.finishWarnings(l.plan.Name, l.plan.Remedy)
 	return st.res, l.err
 }
