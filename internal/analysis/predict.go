@@ -91,6 +91,7 @@ func newPredictRun(meta tracefile.Meta, from *drive.Spec, tos []*drive.Spec, kno
 		}
 		b.SetSynchronous(sync)
 		b.SetStacked(meta.Footer.Devices)
+		b.SetContent(meta.Footer.Devices)
 	}
 	// The model runs as the trace is read, for each drive (and each end
 	// of its range), each set of devices that may move, and each drive

@@ -48,6 +48,9 @@ type Test struct {
 	Span int64
 	// Sync: each write followed by fdatasync (the write-and-flush cycle).
 	Sync bool
+	// Content: text-like data against random bytes (the content
+	// calibration).
+	Content bool
 }
 
 func (t Test) String() string {
@@ -66,6 +69,9 @@ func (t Test) String() string {
 	}
 	if t.Sync {
 		how += " each with fdatasync"
+	}
+	if t.Content {
+		how += ", text against random bytes, read back"
 	}
 	return fmt.Sprintf("%s %s %s Q%d%s%s", t.Op, t.Access, sizeName(t.Size), t.Depth, jobs, how)
 }
@@ -141,6 +147,9 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		total += 2 // the write-and-flush cycle and the page cache's CPU (the grid ran direct)
 	}
 	total++ // the wake-up
+	if direct {
+		total++ // the content calibration
+	}
 	each := cfg.Runtime / time.Duration(len(tests))
 	if each < 200*time.Millisecond {
 		each = 200 * time.Millisecond
@@ -228,7 +237,17 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	if ok {
 		p.WakeUs = &wake
 		if cfg.Progress != nil {
-			cfg.Progress(total, total, wakeTest, pt)
+			cfg.Progress(total-boolInt(direct), total, wakeTest, pt)
+		}
+	}
+	if direct {
+		c, pt, err := measureContent(ctx, p.Dir)
+		if err != nil {
+			return nil, testFailed(ctx, "bench", contentTest, err)
+		}
+		p.Content = c
+		if cfg.Progress != nil {
+			cfg.Progress(total, total, contentTest, pt)
 		}
 	}
 	idle, ok, err := measureIdleWake(ctx)

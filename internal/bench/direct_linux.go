@@ -33,3 +33,8 @@ func dropCaches() error {
 	}
 	return nil
 }
+
+// openDirect opens path for direct I/O, creating it.
+func openDirect(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_DIRECT, 0o600)
+}

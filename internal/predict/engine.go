@@ -365,6 +365,7 @@ func (e *engine) serve(arrived []blockIO) {
 		ends := e.ends[r.dev]
 		r.depth, r.distance, r.ahead = ends.len(), distance, ahead
 		r.bios = e.b.synchronous[r.dev]
+		r.saved = e.b.saved[r.dev]
 		own := ends.byPid[r.pid] == ends.len() // its process's requests alone on the device
 		recorded := float64(r.end-r.start) / 1e3
 		lf, lt := e.latFrom, e.latTo
@@ -558,7 +559,8 @@ func (e *engine) matchItem(it *item) {
 		if it.end <= it.start {
 			return
 		}
-		r := request{blockIO: blockIO{size: it.size, write: it.writes}, depth: e.directEnds.len(), distance: distance, ahead: ahead}
+		r := request{blockIO: blockIO{size: it.size, write: it.writes, dev: it.dev}, depth: e.directEnds.len(), distance: distance, ahead: ahead,
+			saved: e.b.saved[it.dev]}
 		toUs, _ := requestOn(e.latTo, &r, access, math.NaN())
 		fromUs := it.len() / 1e3
 		switch {

@@ -1765,3 +1765,43 @@ func TestTheCommandsEndNotATimersThread(t *testing.T) {
 	}
 	near(t, "predicted", res.PredictedS, 0.1637)
 }
+
+// A drive that compresses takes longer for data that compresses, in
+// proportion to what the trace's samples say compression saves of the
+// device's data, up to the bench's text; data not sampled, or random, costs
+// it nothing more, and a drive that stores all alike is unmoved.
+func TestCompressingDrive(t *testing.T) {
+	zram := flat("zram", 10, 1)
+	zram.Content = &drive.ContentCost{TextSaved: 0.5, ReadUsPerMiB: 1024, WriteUsPerMiB: 2048}
+	predicted := func(to *drive.Spec, saved float64, sampled bool) float64 {
+		b := NewBuilder()
+		if sampled {
+			c := &event.Content{Samples: 10, Bytes: 40960, Saved: int64(saved * 40960)}
+			b.SetContent([]event.Device{{Name: "vda", Content: c}})
+		}
+		end := chain(b, 7, 1000, 0, 100, 96, 50)
+		res, err := b.Predict(flat("disk", 100, 1), to, end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	base := predicted(zram, 0, false)
+	perRead := 1024 * 4096.0 / (1 << 20) * 1e-6 // s, for text's share or more
+	for _, c := range []struct {
+		name    string
+		saved   float64
+		sampled bool
+		extra   float64
+	}{
+		{"not sampled", 0, false, 0},
+		{"random", 0, true, 0},
+		{"text", 0.5, true, perRead},
+		{"half of the text's", 0.25, true, perRead / 2},
+		{"more than the text", 0.9, true, perRead},
+	} {
+		near(t, c.name, predicted(zram, c.saved, c.sampled)-base, 1000*c.extra)
+	}
+	plain := flat("zram", 10, 1)
+	near(t, "a drive that takes all alike", predicted(plain, 0.5, true), predicted(plain, 0, false))
+}
