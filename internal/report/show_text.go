@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -311,7 +312,13 @@ func writeDevices(w *errWriter, devs []profile.DeviceProfile) {
 	}
 	w.printf("Devices\n")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  device\tmount\tsyscall I/Os\tblock I/Os\tblock bytes\tblock size p50\tblock QD p50\n")
+	// The data's content, where the tracer sampled it (the native backend).
+	sampled := slices.ContainsFunc(devs, func(d profile.DeviceProfile) bool { return d.Content != nil })
+	header := "  device\tmount\tsyscall I/Os\tblock I/Os\tblock bytes\tblock size p50\tblock QD p50"
+	if sampled {
+		header += "\tcompression saves"
+	}
+	fmt.Fprintf(tw, "%s\n", header)
 	for _, d := range devs {
 		sys, blk, bb, bs, qd := "–", "–", "–", "–", "–"
 		if d.Syscall != nil {
@@ -327,7 +334,15 @@ func writeDevices(w *errWriter, devs []profile.DeviceProfile) {
 				qd = "n/a"
 			}
 		}
-		fmt.Fprintf(tw, "  %s (%d:%d)\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Device, d.Major, d.Minor, OrDash(d.Mount), sys, blk, bb, bs, qd)
+		fmt.Fprintf(tw, "  %s (%d:%d)\t%s\t%s\t%s\t%s\t%s\t%s", d.Device, d.Major, d.Minor, OrDash(d.Mount), sys, blk, bb, bs, qd)
+		if sampled {
+			saves := "–"
+			if d.Content != nil {
+				saves = fmt.Sprintf("%.0f%% (%s samples)", 100*d.Content.SavedShare(), units.Count(d.Content.Samples))
+			}
+			fmt.Fprintf(tw, "\t%s", saves)
+		}
+		fmt.Fprintf(tw, "\n")
 	}
 	tw.Flush()
 	w.printf("\n")
