@@ -487,6 +487,7 @@ struct sc_state {
 	__u64 out_fflags;
 	__u32 call;
 	bool has_out;
+	__u32 gen;      // the file's inode generation (a copy's source is sampled by it)
 	__u8 sample_op; // 1 read, 2 write: buf is sampled at the call's end; 0 not
 	bool sample_vec;
 	__u64 buf;
@@ -1083,6 +1084,7 @@ struct file_info {
 	__u64 ino;
 	__u64 fflags;
 	__s64 pos;
+	__u32 gen; // the inode's generation: with ino, a file handle
 	bool ok;
 };
 
@@ -1119,6 +1121,7 @@ static __always_inline void storage_file(struct file *raw, struct file_info *fi,
 		return;
 	fi->dev = ino->i_sb->s_dev;
 	fi->ino = ino->i_ino;
+	fi->gen = ino->i_generation;
 	fi->fflags = f->f_flags;
 	fi->pos = f->f_pos;
 	fi->ok = true;
@@ -1300,6 +1303,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	s->call = cs->call;
 	s->dev = fi.dev;
 	s->ino = fi.ino;
+	s->gen = fi.gen;
 	s->fflags = fi.fflags;
 	s->count = 0;
 	if (cs->vec)
@@ -1344,11 +1348,26 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 #define SAMPLE_BYTES 4096
 #define SAMPLE_EVERY (256 << 10)
 
+// A copy (copy_file_range, sendfile) passes no buffer: its sample names
+// the source file (inode and generation: a file handle ioshape opens) and
+// the range it copied, and ioshape reads a page of it every SAMPLE_EVERY
+// (GNU cp copies a whole file in one call) from the page cache the copy
+// just filled.
+struct sample_head {
+	__u32 dev;     // the file's (a copy's source), kernel encoding
+	__u32 len;     // bytes of data that follow; 0: a copy's, read by ioshape
+	__u8 op;       // 1 read, 2 write
+	__u8 pad[3];
+	__u32 gen;     // a copy's source: its inode's generation
+	__u64 ino;     // and its inode
+	__s64 offset;  // where in it the copy began
+	__u32 out_dev; // the copy's destination device (0: none)
+	__u32 pad2;
+	__u64 bytes;   // what the copy moved: ioshape samples it every SAMPLE_EVERY
+};
+
 struct sample {
-	__u32 dev;  // the file's, kernel encoding
-	__u32 len;  // bytes of data
-	__u8 op;    // 1 read, 2 write
-	__u8 pad[7];
+	struct sample_head h;
 	__u8 data[SAMPLE_BYTES];
 };
 
@@ -1367,18 +1386,26 @@ struct {
 	__type(value, __u64);
 } sample_due SEC(".maps");
 
-static __always_inline void sample_data(struct sc_state *s, long ret)
+// sample_now counts ret bytes moved in direction dir (1 write) and says
+// whether this call is sampled.
+static __always_inline bool sample_now(__u32 dir, long ret)
 {
-	__u32 dir = s->sample_op == 2;
 	__u64 *due = bpf_map_lookup_elem(&sample_due, &dir);
 	if (!due)
-		return;
+		return false;
 	if (*due) {
 		*due += ret;
 		if (*due <= SAMPLE_EVERY)
-			return;
+			return false;
 	}
 	*due = 1;
+	return true;
+}
+
+static __always_inline void sample_data(struct sc_state *s, long ret)
+{
+	if (!sample_now(s->sample_op == 2, ret))
+		return;
 	__u64 buf = s->buf, len = ret;
 	if (s->sample_vec) { // the first iovec's
 		__u64 iov[2] = {};
@@ -1402,10 +1429,17 @@ static __always_inline void sample_data(struct sc_state *s, long ret)
 		bpf_ringbuf_discard(smp, 0);
 		return;
 	}
-	smp->dev = s->dev;
-	smp->len = len;
-	smp->op = s->sample_op;
+	smp->h = (struct sample_head){.dev = s->dev, .len = len, .op = s->sample_op};
 	bpf_ringbuf_submit(smp, 0);
+}
+
+static __always_inline void sample_copy(struct sc_state *s, long ret)
+{
+	if (!sample_now(0, ret) || s->pos < 0)
+		return;
+	struct sample_head h = {.dev = s->dev, .op = 1, .gen = s->gen, .ino = s->ino, .offset = s->pos,
+				.out_dev = s->has_out ? s->out_dev : 0, .bytes = ret};
+	bpf_ringbuf_output(&samples, &h, sizeof(h), 0);
 }
 
 static __always_inline void emit_syscall(struct sc_state *s, __u8 role, __u32 pid, __u32 tid, __u64 now, long ret,
@@ -1512,6 +1546,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			emit_syscall(s, 2, pid, tid, now, ret, s->out_dev, s->out_ino, s->out_fflags, s->out_pos);
 		if (s->sample_op && ret > 0)
 			sample_data(s, ret);
+		else if ((s->call == call_copy_file_range || s->call == call_sendfile) && ret > 0)
+			sample_copy(s, ret);
 	} else {
 		aio_reap(s->aio_events, ret, pid, bpf_ktime_get_ns());
 	}

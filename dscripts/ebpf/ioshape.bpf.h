@@ -57,6 +57,7 @@ struct super_block {
 struct inode {
 	unsigned short i_mode;
 	unsigned long i_ino;
+	unsigned int i_generation;
 	struct super_block *i_sb;
 } CORE;
 

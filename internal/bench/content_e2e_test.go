@@ -5,7 +5,6 @@ package bench
 import (
 	"context"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/testutil"
@@ -17,15 +16,7 @@ func TestContentCost(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testutil.Unavailable(t, "needs root to make a file system on zram")
 	}
-	testutil.SizeZram(t, "128M")
-	dir := t.TempDir()
-	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "/dev/zram0").CombinedOutput(); err != nil {
-		testutil.Unavailable(t, "mkfs.ext4 on zram0: %v %s", err, out)
-	}
-	if out, err := exec.Command("mount", "/dev/zram0", dir).CombinedOutput(); err != nil {
-		testutil.Unavailable(t, "mount zram0: %v %s", err, out)
-	}
-	defer exec.Command("umount", dir).Run()
+	dir := testutil.ZramFS(t, "128M")
 
 	zram, _, err := measureContent(context.Background(), dir)
 	if err != nil {

@@ -213,19 +213,12 @@ func TestRecordBioBasedDevice(t *testing.T) {
 
 // The native backend samples the data calls move: a copy of text-like
 // data and one of random bytes, each on a file system of its own, show
-// what compression would save of each, as the files' own pages say.
+// what compression would save of each, as the files' own pages say; so
+// does a copy that passes no buffer (copy_file_range).
 func TestRecordContent(t *testing.T) {
 	requireNative(t)
 	dir, store := workdir(t), t.TempDir()
-	testutil.SizeZram(t, "256M")
-	zdir := t.TempDir()
-	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "/dev/zram0").CombinedOutput(); err != nil {
-		testutil.Unavailable(t, "mkfs.ext4 on zram0: %v %s", err, out)
-	}
-	if out, err := exec.Command("mount", "/dev/zram0", zdir).CombinedOutput(); err != nil {
-		testutil.Unavailable(t, "mount zram0: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", zdir).Run() })
+	zdir := testutil.ZramFS(t, "256M")
 	text, random := make([]byte, 16<<20), make([]byte, 16<<20)
 	content.Text(text, 3)
 	content.Random(random, 3)
@@ -258,4 +251,21 @@ func TestRecordContent(t *testing.T) {
 	if !zram || !other {
 		t.Errorf("content sampled on zram0 %v, on the random bytes' disk %v: %+v", zram, other, s.Devices)
 	}
+
+	// GNU cp copies with copy_file_range, which passes no buffer: its
+	// samples are the source's pages, read by its file handle.
+	id, _ = record(t, store, "--", "cp", filepath.Join(zdir, "text"), filepath.Join(zdir, "copy2"))
+	for _, d := range showJSON(t, store, id).Devices {
+		if d.Device != "zram0" {
+			continue
+		}
+		if d.Content == nil || d.Content.Samples < 16 {
+			t.Fatalf("cp: zram0's content %+v, want a sample every 256 KiB of 16 MiB", d.Content)
+		}
+		if got, want := d.Content.SavedShare(), content.SavedShare(text); math.Abs(got-want) > 0.05 {
+			t.Errorf("cp: the samples say %.3f saved, the file's pages %.3f", got, want)
+		}
+		return
+	}
+	t.Error("cp: no zram0 in the trace")
 }

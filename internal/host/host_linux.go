@@ -226,3 +226,18 @@ func readSmall(path string) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, 64<<10))
 }
+
+// MountPoint is where the file system on dev is mounted (its first
+// mount), from the mount table.
+func MountPoint(dev event.Dev) (string, bool) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	m, ok := parseMountinfo(f)[dev.String()]
+	if !ok {
+		return "", false
+	}
+	return m.first, true
+}

@@ -30,3 +30,19 @@ func SizeZram(t *testing.T, size string) {
 	}
 	t.Cleanup(func() { os.WriteFile("/sys/block/zram0/reset", []byte("1"), 0) })
 }
+
+// ZramFS gives zram0 a disk of size with a fresh ext4 on it, mounted for
+// the test at the directory it returns (unmounted and reset after).
+func ZramFS(t *testing.T, size string) string {
+	t.Helper()
+	SizeZram(t, size)
+	dir := t.TempDir()
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "/dev/zram0").CombinedOutput(); err != nil {
+		Unavailable(t, "mkfs.ext4 on zram0: %v %s", err, out)
+	}
+	if out, err := exec.Command("mount", "/dev/zram0", dir).CombinedOutput(); err != nil {
+		Unavailable(t, "mount zram0: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() }) // before SizeZram's reset: cleanups run last first
+	return dir
+}

@@ -113,11 +113,22 @@ type ioshapeRqState struct {
 
 type ioshapeSample struct {
 	_    structs.HostLayout
-	Dev  uint32
-	Len  uint32
-	Op   uint8
-	Pad  [7]uint8
+	H    ioshapeSampleHead
 	Data [4096]uint8
+}
+
+type ioshapeSampleHead struct {
+	_      structs.HostLayout
+	Dev    uint32
+	Len    uint32
+	Op     uint8
+	Pad    [3]uint8
+	Gen    uint32
+	Ino    uint64
+	Offset int64
+	OutDev uint32
+	Pad2   uint32
+	Bytes  uint64
 }
 
 type ioshapeScState struct {
@@ -138,9 +149,11 @@ type ioshapeScState struct {
 	OutFflags uint64
 	Call      uint32
 	HasOut    bool
+	_         [3]byte
+	Gen       uint32
 	SampleOp  uint8
 	SampleVec bool
-	_         [1]byte
+	_         [2]byte
 	Buf       uint64
 	Asleep    uint64
 	Blocked   uint64
