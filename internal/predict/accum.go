@@ -60,8 +60,12 @@ type pidSums struct {
 // its items (ns).
 type waitSums struct {
 	asleep, from, to float64
-	cpu              float64 // computation, in and between its threads' items
-	overlap          float64 // readahead's recorded time not slept through
+	// fromEstimated is the share of from that is an estimate: the
+	// recording drive's profile's, or recorded latencies divided among
+	// the requests in flight together.
+	fromEstimated float64
+	cpu           float64 // computation, in and between its threads' items
+	overlap       float64 // readahead's recorded time not slept through
 	// streamCPU: the computation of calls that streamed (two readahead
 	// requests or more), which may run alongside the readahead on a
 	// drive that keeps ahead of it.
@@ -76,6 +80,7 @@ type waitSums struct {
 func (w *waitSums) merge(o *waitSums) {
 	w.asleep += o.asleep
 	w.from += o.from
+	w.fromEstimated += o.fromEstimated
 	w.to += o.to
 	w.cpu += o.cpu
 	w.overlap += o.overlap
@@ -207,7 +212,7 @@ func (a *accumulator) add(it *item) {
 		if it.kind == kindCall && it.aheadReads >= 2 {
 			streamCPU = cpu
 		}
-		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs, stay: it.stayNs, stayAhead: it.stayAheadNs,
+		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, fromEstimated: it.fromEstNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs, stay: it.stayNs, stayAhead: it.stayAheadNs,
 			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep), streamCPU: streamCPU})
 	}
 	p.cpu += cpu + gap

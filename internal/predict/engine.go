@@ -407,8 +407,10 @@ func (e *engine) serve(arrived []blockIO) {
 		default:
 			r.fromUs, r.fromShared = requestOn(lf, r, access, recorded)
 			r.fromUs = lf.deviceTime(r.fromUs, recorded, r.fromShared, r.depth)
+			r.fromProfiled = r.fromUs != recorded
 		}
 		if !e.moves(r.dev) {
+			r.fromProfiled = false
 			// Stays where it was: its time does not change, and it is what
 			// was recorded — the profiles are the moving drive's, not its.
 			r.fromUs, r.fromShared = recorded, false
@@ -570,13 +572,20 @@ func (e *engine) matchItem(it *item) {
 				toUs = fromUs
 			}
 		default:
+			recorded := fromUs
 			fromUs, _ = requestOn(e.latFrom, &r, access, fromUs)
+			r.fromProfiled = fromUs != recorded
 		}
 		if !e.moves(it.dev) {
-			toUs = fromUs
+			toUs, r.fromProfiled = fromUs, false
 		}
 		if !math.IsNaN(toUs) {
 			it.bound, it.asleep, it.fromNs, it.toNs = true, it.len(), fromUs*1e3, toUs*1e3
+			r.fromUs = fromUs
+			it.fromEstNs = profiledNs(&r)
+			if r.depth > 1 {
+				it.fromEstNs = fromUs * 1e3
+			}
 		}
 		return
 	}
@@ -653,6 +662,7 @@ func (e *engine) matchItem(it *item) {
 func (e *engine) driveTime(it *item, set []*request) {
 	var ends inFlight
 	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs, it.aheadSync = 0, 0, 0, 0, 0, 0, false
+	it.fromEstNs = 0
 	it.aheadReads = 0
 	it.stayNs, it.stayAheadNs = 0, 0
 	it.readBytes = 0
@@ -662,6 +672,9 @@ func (e *engine) driveTime(it *item, set []*request) {
 		together := float64(ends.len())
 		from, to := r.fromUs*1e3/sharedAmong(r.fromShared, together), r.toUs*1e3/sharedAmong(r.toShared, together)
 		it.fromNs += from
+		if r.fromProfiled || together > 1 {
+			it.fromEstNs += from
+		}
 		it.toNs += to
 		if !r.write {
 			it.readBytes += r.size
