@@ -216,8 +216,9 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			return nil, testFailed(ctx, "fio", syncWriteTest, err)
 		}
 		p.SyncWrite = &sw
+		done++
 		if cfg.Progress != nil {
-			cfg.Progress(total-2, total, syncWriteTest, pt)
+			cfg.Progress(done, total, syncWriteTest, pt)
 		}
 		cpu, pt, ok, err := measureCacheRead(ctx, file, cfg.Size)
 		if err != nil {
@@ -226,8 +227,9 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		if ok {
 			p.CacheReadCPU = &cpu
 		}
+		done++
 		if ok && cfg.Progress != nil {
-			cfg.Progress(total-1, total, cacheReadTest, pt)
+			cfg.Progress(done, total, cacheReadTest, pt)
 		}
 	}
 	wake, pt, ok, err := measureWake(ctx, p.Dir, p.Device, p.Synchronous)
@@ -237,7 +239,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 	if ok {
 		p.WakeUs = &wake
 		if cfg.Progress != nil {
-			cfg.Progress(total-boolInt(direct), total, wakeTest, pt)
+			cfg.Progress(done+1, total, wakeTest, pt)
 		}
 	}
 	if direct {

@@ -65,7 +65,8 @@ func measureContent(ctx context.Context, dir string) (*drive.ContentCost, drive.
 		}
 		if run == 0 {
 			pt = drive.Point{Op: "write", Access: "seq", SizeBytes: contentRequest, Depth: 1, Jobs: 1,
-				LatUs: round(us[0][1] / (contentBytes / contentRequest)), MBs: round(contentBytes / us[0][1])}
+				LatUs: round(us[0][1] / (contentBytes / contentRequest)), MBs: round(contentBytes / us[0][1]),
+				IOPS: round(contentBytes / contentRequest / us[0][1] * 1e6)}
 		}
 	}
 	c := &drive.ContentCost{TextSaved: round(content.SavedShare(text))}

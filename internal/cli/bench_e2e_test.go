@@ -30,12 +30,14 @@ func TestBenchMeasuresADrive(t *testing.T) {
 	}
 	// The grid's 74 tests, random reads and writes within 1 and 16 MiB and
 	// the whole 64 MiB file, the write-and-flush cycle, the page cache's
-	// CPU and the wake-up's (as root: the cache is dropped for them).
-	if n := strings.Count(r.stderr, "MB/s"); n != 83 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") ||
+	// CPU and the wake-up's (as root: the cache is dropped for them), and
+	// the content calibration, each numbered in turn.
+	if n := strings.Count(r.stderr, "MB/s"); n != 84 || !strings.Contains(r.stderr, "read seq 1M Q1 buffered") ||
+		!strings.Contains(r.stderr, "84/84  write seq 128K Q1, text against random bytes") || !strings.Contains(r.stderr, "83/84  read rand 4K Q1 small files") ||
 		!strings.Contains(r.stderr, "read rand 4K Q1 small files") ||
 		!strings.Contains(r.stderr, "read rand 4K Q1 within 16M") || !strings.Contains(r.stderr, "write rand 4K Q1 within 16M") ||
 		!strings.Contains(r.stderr, "write seq 4K Q1 each with fdatasync") {
-		t.Errorf("%d progress lines, want 83 with the spans, the write-and-flush cycle, the buffered read and the small files:\n%s", n, r.stderr)
+		t.Errorf("%d progress lines, want 84 with the spans, the write-and-flush cycle, the buffered read, the small files and the content:\n%s", n, r.stderr)
 	}
 	ls := ioshape(t, nil, "--store", store, "drives", "--json")
 	var ds []*drive.Spec
