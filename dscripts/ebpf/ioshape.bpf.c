@@ -1314,7 +1314,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	s->has_out = false;
 	s->sample_op = cs->sample ? cs->op : 0;
 	s->sample_vec = cs->vec;
-	s->buf = SYSCALL_ARG(regs, 1);
+	s->buf = cs->sample ? SYSCALL_ARG(regs, 1) : 0; // a read of pt_regs on arm64: only where sampled
 	bool data = cs->op == 1 || cs->op == 2;
 	// A copy's length is known only at its end: where it leaves the
 	// stream is not, so it is not located.

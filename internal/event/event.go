@@ -197,8 +197,7 @@ type Device struct {
 	Lower []Dev `json:"lower,omitempty"`
 	// Content is what samples of the data the calls on its file system
 	// moved say of how far it compresses (nil: none sampled — the tracer
-	// takes none, or the calls moved none through a buffer: a copy, a
-	// mapped file).
+	// takes none, or the calls moved none: mapped files).
 	Content *Content `json:"content,omitempty"`
 }
 

@@ -564,7 +564,8 @@ func (e *engine) matchItem(it *item) {
 		r := request{blockIO: blockIO{size: it.size, write: it.writes, dev: it.dev}, depth: e.directEnds.len(), distance: distance, ahead: ahead,
 			saved: e.b.saved[it.dev]}
 		toUs, _ := requestOn(e.latTo, &r, access, math.NaN())
-		fromUs := it.len() / 1e3
+		recorded := it.len() / 1e3
+		fromUs := recorded
 		switch {
 		case e.latFrom == nil:
 		case r.depth == 1 && e.recordedOwn: // alone: what the drive took (serve)
@@ -572,19 +573,17 @@ func (e *engine) matchItem(it *item) {
 				toUs = fromUs
 			}
 		default:
-			recorded := fromUs
 			fromUs, _ = requestOn(e.latFrom, &r, access, fromUs)
-			r.fromProfiled = fromUs != recorded
 		}
+		// An estimate: the profile's, or a latency shared with others.
+		estimated := r.depth > 1 || fromUs != recorded
 		if !e.moves(it.dev) {
-			toUs, r.fromProfiled = fromUs, false
+			toUs, estimated = fromUs, r.depth > 1
 		}
 		if !math.IsNaN(toUs) {
 			it.bound, it.asleep, it.fromNs, it.toNs = true, it.len(), fromUs*1e3, toUs*1e3
-			r.fromUs = fromUs
-			it.fromEstNs = profiledNs(&r)
-			if r.depth > 1 {
-				it.fromEstNs = fromUs * 1e3
+			if estimated {
+				it.fromEstNs = it.fromNs
 			}
 		}
 		return

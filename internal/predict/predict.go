@@ -376,16 +376,14 @@ func (b *Builder) SetSynchronous(devs []event.Dev) {
 func (b *Builder) SetContent(devs []event.Device) {
 	byName := map[string]event.Dev{}
 	for _, d := range devs {
-		byName[d.Name] = event.Dev{Major: d.Major, Minor: d.Minor}
-	}
-	for _, d := range devs {
-		if d.Content == nil {
-			continue
+		dev := event.Dev{Major: d.Major, Minor: d.Minor}
+		byName[d.Name] = dev
+		if d.Content != nil {
+			if b.saved == nil {
+				b.saved = map[event.Dev]float64{}
+			}
+			b.saved[dev] = d.Content.SavedShare()
 		}
-		if b.saved == nil {
-			b.saved = map[event.Dev]float64{}
-		}
-		b.saved[event.Dev{Major: d.Major, Minor: d.Minor}] = d.Content.SavedShare()
 	}
 	for _, d := range devs {
 		disk, ok := byName[d.Disk]
@@ -995,19 +993,14 @@ func (b *Builder) latenciesOf(d *drive.Spec) *latencies {
 
 // faultItem is a request waited for outside any call: a page fault (or,
 // without a syscall layer, any request of a process).
-// profiledNs is a request's time on the recording drive where its
-// profile gave it (ns), or 0.
-func profiledNs(r *request) float64 {
-	if r.fromProfiled {
-		return r.fromUs * 1e3
-	}
-	return 0
-}
-
 func faultItem(r *request) item {
 	l := float64(r.end - r.start)
+	estNs := 0.0
+	if r.fromProfiled {
+		estNs = r.fromUs * 1e3
+	}
 	return item{call: call{start: r.start, end: r.end, pid: r.pid, tid: r.tid, kind: kindRequest, blocked: -1},
-		bound: true, asleep: l, fromNs: r.fromUs * 1e3, toNs: r.toUs * 1e3, fromEstNs: profiledNs(r)}
+		bound: true, asleep: l, fromNs: r.fromUs * 1e3, toNs: r.toUs * 1e3, fromEstNs: estNs}
 }
 
 // programTime is one program's drive-bound time, summed over its items (ns).
