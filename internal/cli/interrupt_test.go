@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,13 +58,30 @@ func TestInterruptStopsLongCommands(t *testing.T) {
 		{"import", []string{"import", "-o", imported, capture}, imported},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			// A fixed delay raced the faster commands on a fast machine
+			// (show reads this trace in 0.4 s): signal a third of the way
+			// into the command's own uninterrupted run.
+			whole := ioshapeCmd(nil, append([]string{"--store", t.TempDir()}, c.args...)...)
+			var wholeErr bytes.Buffer
+			whole.Stdout, whole.Stderr = io.Discard, &wholeErr // events prints every event
+			began := time.Now()
+			if err := whole.Run(); err != nil {
+				t.Fatalf("uninterrupted run: %v\n%.2000s", err, wholeErr.String())
+			}
+			runs := time.Since(began)
+			if runs < 150*time.Millisecond {
+				t.Fatalf("the uninterrupted run took %v: too short to interrupt; make the input larger", runs)
+			}
+			if c.output != "" {
+				os.Remove(c.output)
+			}
 			var stdout, stderr bytes.Buffer
 			cmd := ioshapeCmd(nil, append([]string{"--store", t.TempDir()}, c.args...)...)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(400 * time.Millisecond) // well into the work: each takes seconds
+			time.Sleep(runs / 3)
 			sent := time.Now()
 			cmd.Process.Signal(syscall.SIGINT)
 			err := cmd.Wait()
