@@ -1333,6 +1333,27 @@ func TestWakeCostPerWait(t *testing.T) {
 	near(t, "a cache hit between", res.PredictedS, 1000*196e-6+(1000*50+999*10)*(2.0/3)*1e-6)
 }
 
+// A call that streams sleeps again and again for readahead that overlaps
+// (the next window goes while the reader is in the last): a completion
+// wakes it as often as it was asleep, and the computation after each of
+// those wakes moves with the drives' wake-ups — GNU cp's copy_file_range
+// from the USB model to zram, one call of 256 MiB: +77 % → −14 %.
+func TestStreamingCallWakesAsOftenAsItSlept(t *testing.T) {
+	withWake := func(p *drive.Spec, w float64) *drive.Spec {
+		p.WakeUs = &w
+		return p
+	}
+	// 100 requests of 128 KiB, one every 10 ms, 20 ms each (two in
+	// flight): the call asleep 980 of its 1,000 ms, 20 ms computing — 98
+	// wakes, each followed by less than coldCapNs of it.
+	end := int64(1000) * 1000 * us
+	b := copyWithReadahead(100, end, 980*1000*us, 10*1000*us, 20*1000*us)
+	was := withWake(flat("was", 20_000, 1), 70)
+	unmeasured, _ := b.Predict(was, flat("fast", 10, 1), end, nil)
+	warmer, _ := b.Predict(was, withWake(flat("fast", 10, 1), 10), end, nil)
+	near(t, "the computation after its wakes", warmer.PredictedS-unmeasured.PredictedS, -20e-3*(1-30.0/90))
+}
+
 // A call that waits for two requests one after the other wakes twice, and
 // each wake-up costs the drive's wait; where the tracer's sleep covered
 // only the device's time (the wake-up waited for a CPU the drive's own
