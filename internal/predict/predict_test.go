@@ -1352,6 +1352,19 @@ func TestStreamingCallWakesAsOftenAsItSlept(t *testing.T) {
 	unmeasured, _ := b.Predict(was, flat("fast", 10, 1), end, nil)
 	warmer, _ := b.Predict(was, withWake(flat("fast", 10, 1), 10), end, nil)
 	near(t, "the computation after its wakes", warmer.PredictedS-unmeasured.PredictedS, -20e-3*(1-30.0/90))
+
+	// A bio-based drive serves the stream on the reader's CPU: nothing
+	// wakes it there, and its computation stays, the page cache's cost
+	// per MiB aside (what moves is its one wait in waitCost, not 98).
+	bio := withWake(flat("bio", 10, 1), 10)
+	bio.Synchronous = true
+	bioUnmeasured := flat("bio", 10, 1)
+	bioUnmeasured.Synchronous = true
+	onBio, _ := b.Predict(was, bio, end, nil)
+	onBioUnmeasured, _ := b.Predict(was, bioUnmeasured, end, nil)
+	if d := onBio.PredictedS - onBioUnmeasured.PredictedS; math.Abs(d) > 0.1*20e-3*(1-30.0/90) {
+		t.Errorf("a stream on a bio-based drive moved %v by the wake-ups, want about its one wait's", d)
+	}
 }
 
 // A call that waits for two requests one after the other wakes twice, and
