@@ -27,11 +27,7 @@ func DescribeDevices(devs []event.Dev) []event.Device {
 	if len(devs) == 0 {
 		return nil
 	}
-	mounts := map[string]*mountPoints{}
-	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
-		mounts = parseMountinfo(f)
-		f.Close()
-	}
+	mounts := mountTable()
 	var out []event.Device
 	for _, d := range devs {
 		td := event.Device{Major: d.Major, Minor: d.Minor, Name: d.String()}
@@ -230,14 +226,20 @@ func readSmall(path string) ([]byte, error) {
 // MountPoint is where the file system on dev is mounted (its first
 // mount), from the mount table.
 func MountPoint(dev event.Dev) (string, bool) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	m, ok := parseMountinfo(f)[dev.String()]
+	m, ok := mountTable()[dev.String()]
 	if !ok {
 		return "", false
 	}
 	return m.first, true
+}
+
+// mountTable is this process's mount table by device (empty where it
+// cannot be read).
+func mountTable() map[string]*mountPoints {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return map[string]*mountPoints{}
+	}
+	defer f.Close()
+	return parseMountinfo(f)
 }

@@ -648,20 +648,18 @@ func (e *engine) matchItem(it *item) {
 		it.asleep = float64(min(it.blocked, it.end-it.start))
 	}
 	waits := e.waitCost(it, e.set)
-	e.cacheReadCPU(it)
 	if sleeps := streamSleeps(it); sleeps > waits && e.wakeKnown && !e.sameDrive && !e.to.Synchronous {
 		// Its computation after each of those wakes moves with the
-		// drives' wake-ups, the page cache's copy in it: not again by
-		// the page cache's cost per MiB, which bench measures on reads
-		// that wake as often (cp from the USB model to the VM disk, 143
-		// ms computing there, 69 here: by the wake-ups 70, by both 54).
-		// A bio-based drive serves the stream on its reader's CPU: nothing
-		// wakes the reader there, and its computation moves by the page
-		// cache's cost alone, which bench measures on reads that never
-		// sleep (cp of 256 MiB computed 64–89 ms beside zram's own time,
-		// 63–68 on the VM disk: zram's wake-up of small files, 10 µs
-		// against the VM disk's 32, took it to 36).
+		// drives' wake-ups, the page cache's copy in it: not again by the
+		// page cache's cost per MiB, which bench measures on reads that
+		// wake as often (by both, cp recorded on the USB model would
+		// compute 54 ms on the VM disk; it computed 69 there). A bio-based drive
+		// serves the stream on its reader's CPU: nothing wakes the reader
+		// there, and the page cache's cost alone moves it (zram's
+		// wake-up, of small files, took cp's 64–89 ms to 36).
 		it.cpuDelta, waits = 0, sleeps
+	} else {
+		e.cacheReadCPU(it)
 	}
 	e.wakeCPU(it, waits)
 }

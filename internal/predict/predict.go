@@ -1106,7 +1106,7 @@ func (s *programTime) rescale(toSync bool) float64 {
 		// a drive 300 times as fast. What one request alone leaves is no
 		// estimate: it stays.
 		if unexplained := s.asleep - kFrom*s.from; unexplained > 0 {
-			drives := min(unexplained, drive.BenchUncertainty*kFrom*min(s.fromEstimated, s.from-s.fromAhead-stay))
+			drives := min(unexplained, drive.BenchUncertainty*min(kFrom*s.fromEstimated, fromMoving))
 			serial += drives * (toMoving/fromMoving - 1)
 		}
 	}

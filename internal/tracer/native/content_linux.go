@@ -103,7 +103,7 @@ func (c *contentReader) addCopy(dev, out event.Dev, ino uint64, gen uint32, off 
 	pages := min(max(size/copyEvery, 1), maxCopyPages)
 	for i := range pages {
 		at := off + int64(size/pages*i)&^(content.PageSize-1)
-		got, _ := f.ReadAt(c.buf[:min(size, content.PageSize)], max(at, off))
+		got, _ := f.ReadAt(c.buf[:min(size, content.PageSize)], at)
 		if got == 0 {
 			return
 		}
