@@ -19,7 +19,8 @@
 #   hdd    a portable HDD: a loop device with direct I/O over a file that
 #          tools/drivesim serves over FUSE, delaying each request by seek
 #          distance and rotation (5,400 rpm, 1–20 ms seeks, 100 MB/s, 8 MiB
-#          read cache, one command at a time, 2.5 MiB readahead), with ext4
+#          read cache, one command at a time, 2.5 MiB readahead), with ext4;
+#          its queue is the host's (mq-deadline; 4 requests at the device)
 #   usb    a single-command USB bridge in front of flash (1 ms a command,
 #          40 MB/s, 128 KiB readahead), the same way
 #
@@ -78,6 +79,17 @@ loopfs() {
   echo "$loop"
 }
 
+# device_depth QUEUE N: the device's own depth (its driver tags) — what
+# nr_requests sets while the queue has no scheduler. The kernel skips a
+# value equal to the last one set, though the tags may have been cut since
+# (a loop device of the same number), so it writes N−1 first; it leaves
+# the queue without a scheduler.
+device_depth() {
+  echo none > "$1/scheduler"
+  echo $(($2 - 1)) > "$1/nr_requests"
+  echo "$2" > "$1/nr_requests"
+}
+
 # vmdisk NAME: a directory at $base/NAME on the VM disk's loop device (a
 # loop device over a file on the disk, with its readahead, scheduler and
 # rotational flag, ext4 at $base/disk, made once for vda and slow); prints
@@ -93,6 +105,10 @@ vmdisk() {
     q=/sys/block/$(basename "$loop")/queue
     cat "/sys/block/$root_dev/queue/read_ahead_kb" > "$q/read_ahead_kb"
     cat "/sys/block/$root_dev/queue/rotational" > "$q/rotational"
+    # A loop device keeps the depth an earlier one of its number was cut
+    # to (a model drive's, below): the whole of it again, then the disk's
+    # scheduler.
+    device_depth "$q" "$(cat /sys/module/loop/parameters/hw_queue_depth)"
     sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$root_dev/queue/scheduler" > "$q/scheduler"
     # Writeback throttling's target is set when the queue is made (2 ms, a
     # solid-state device's), not when it turns rotational (75 ms).
@@ -125,6 +141,17 @@ model() {
   echo "$readahead" > "$q/read_ahead_kb"
   echo "$rotational" > "$q/rotational"
   if [ "$rotational" = 1 ] && [ -w "$q/wbt_lat_usec" ]; then echo 75000 > "$q/wbt_lat_usec"; fi
+  # A drive that takes one command at a time leaves its queue to the host:
+  # the kernel gives a one-queue disk mq-deadline, where waiting requests
+  # are sorted and merged until the drive takes the next. A loop device
+  # takes 128 at once into its own queue, where nothing merges: tar -x's
+  # writeback reached the HDD model in 1,650 requests of 48 KiB, against
+  # 475 of 268 KiB with the host holding the queue (the VM disk: 400-590
+  # of 190-320 KiB). So the device's own depth is cut to the least the
+  # kernel takes (4: nr_requests is the driver's depth while there is no
+  # scheduler), and then it gets mq-deadline.
+  device_depth "$q" 4
+  echo mq-deadline > "$q/scheduler"
   newfs "$loop" "$base/$name"
 }
 

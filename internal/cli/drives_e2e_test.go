@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/testutil"
 )
 
@@ -17,17 +18,17 @@ import (
 // across the whole disk wait longer than within 64 MiB (the head seeks
 // further), and a faster spindle shortens both; the single-command USB
 // bridge gives the same latency at depth 1 and 16 (it takes one command
-// at a time).
+// at a time), its queue held by the host (at most 4 at the device).
 func TestModelDrivesBehaveAsModelled(t *testing.T) {
 	requireTracing(t)
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		testutil.Unavailable(t, "no FUSE: the model drives cannot be set up")
 	}
 	script := testutil.Repo(t, "scripts", "validation-drives.sh")
-	// latency lays out a file of size on the drive at dir (once: it is
-	// written at the model's speed) and returns the median latency of
-	// fio's random 4 KiB reads of it.
-	latency := func(t *testing.T, dir, size string, fio ...string) float64 {
+	// reads lays out a file of size on the drive at dir (once: it is
+	// written at the model's speed) and returns the drive's block layer
+	// as ioshape saw fio's random 4 KiB reads of it.
+	reads := func(t *testing.T, dir, size string, fio ...string) *profile.Layer {
 		t.Helper()
 		file := filepath.Join(dir, "data")
 		if _, err := os.Stat(file); err != nil {
@@ -46,11 +47,15 @@ func TestModelDrivesBehaveAsModelled(t *testing.T) {
 				if d.Block.IOs < 50 {
 					t.Fatalf("the drive saw %d I/Os", d.Block.IOs)
 				}
-				return d.Block.LatencyUs.P50
+				return d.Block
 			}
 		}
 		t.Fatalf("no device mounted at %s in the trace", dir)
-		return 0
+		return nil
+	}
+	latency := func(t *testing.T, dir, size string, fio ...string) float64 {
+		t.Helper()
+		return reads(t, dir, size, fio...).LatencyUs.P50
 	}
 	setup := func(t *testing.T, env []string, drive string) string {
 		t.Helper()
@@ -86,10 +91,17 @@ func TestModelDrivesBehaveAsModelled(t *testing.T) {
 	t.Run("usb", func(t *testing.T) {
 		dir := setup(t, nil, "usb")
 		qd1 := latency(t, dir, "64M")
-		qd16 := latency(t, dir, "64M", "--ioengine=libaio", "--iodepth=16")
+		deep := reads(t, dir, "64M", "--ioengine=libaio", "--iodepth=16")
+		qd16 := deep.LatencyUs.P50
 		t.Logf("USB bridge: p50 latency at depth 1 %.0f µs, at depth 16 %.0f µs", qd1, qd16)
 		if qd1 < 1000 || qd16 < 8*qd1 {
 			t.Errorf("one command at a time: depth 1 %.0f µs (want ≥ 1 ms), depth 16 %.0f µs (want about 16× as long)", qd1, qd16)
+		}
+		// The queue is the host's, as in front of a real USB disk: the
+		// requests wait in the scheduler (sorted, merged), a few at the
+		// device.
+		if deep.DeviceQueueDepth == nil || deep.DeviceQueueDepth.Max > 4 || deep.QueueDepth.P50 < 8 {
+			t.Errorf("at depth 16, %+v in the queue and %+v at the device: want the queue in the host, at most 4 at the device", deep.QueueDepth, deep.DeviceQueueDepth)
 		}
 	})
 }
