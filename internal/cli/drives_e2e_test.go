@@ -16,9 +16,10 @@ import (
 // The model drives are real block devices with the behaviour they model,
 // as ioshape records them: on the portable-HDD model random 4 KiB reads
 // across the whole disk wait longer than within 64 MiB (the head seeks
-// further), and a faster spindle shortens both; the single-command USB
-// bridge gives the same latency at depth 1 and 16 (it takes one command
-// at a time), its queue held by the host (at most 4 at the device).
+// further), and a faster spindle shortens both; on the single-command USB
+// bridge a request at depth 16 takes about 16 times as long as at depth 1
+// (it takes one command at a time), its queue held by the host (at most 4
+// at the device).
 func TestModelDrivesBehaveAsModelled(t *testing.T) {
 	requireTracing(t)
 	if _, err := os.Stat("/dev/fuse"); err != nil {

@@ -1337,7 +1337,7 @@ func TestWakeCostPerWait(t *testing.T) {
 // (the next window goes while the reader is in the last): a completion
 // wakes it as often as it was asleep, and the computation after each of
 // those wakes moves with the drives' wake-ups — GNU cp's copy_file_range
-// from the USB model to zram, one call of 256 MiB: +77 % → −14 %.
+// from the USB model to zram, one call of 256 MiB: +77 % → −21 %.
 func TestStreamingCallWakesAsOftenAsItSlept(t *testing.T) {
 	withWake := func(p *drive.Spec, w float64) *drive.Spec {
 		p.WakeUs = &w
