@@ -44,6 +44,7 @@ type engine struct {
 	directEnds               inFlight
 	directRecent             map[event.Dev]*devRecent
 	lastEnd                  map[uint32]int64    // each process's latest end of a matched item
+	lastBio                  map[uint32]bioMark  // each process's latest write on a bio-based device
 	waited                   map[uint32]*waitLog // each thread's recent waits
 	finished                 itemHeap            // matched items and faults, by arrival
 	set                      []*request
@@ -89,7 +90,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	e := &engine{b: b, from: from, to: to, noCalls: noCalls,
 		latFrom: b.latenciesOf(from), latTo: b.latenciesOf(to),
 		latFlushFrom: b.latenciesOf(cmp.Or(unthrottled[0], from)), latFlushTo: b.latenciesOf(cmp.Or(unthrottled[1], to)),
-		ends: map[event.Dev]*devFlight{}, recent: map[event.Dev]*devRecent{}, directRecent: map[event.Dev]*devRecent{}, lastEnd: map[uint32]int64{},
+		ends: map[event.Dev]*devFlight{}, recent: map[event.Dev]*devRecent{}, directRecent: map[event.Dev]*devRecent{}, lastEnd: map[uint32]int64{}, lastBio: map[uint32]bioMark{},
 		waited: map[uint32]*waitLog{},
 		byTest: map[string]float64{}}
 	e.moving = b.moving
@@ -320,6 +321,43 @@ func (f *front) finish() {
 	}
 }
 
+// bioMark is where a process's latest write on a bio-based device ended,
+// on the device and in time.
+type bioMark struct {
+	dev       event.Dev
+	offsetEnd int64
+	end       int64
+}
+
+// burstGapNs is how soon after its process's last bio a bio must come to
+// be the same burst: a submitter's time between the buffers of one call
+// (sync's metadata blocks on zram: 0.6 µs at the median, 2.6 µs at the
+// 99th percentile; 7,866 of the flusher's 7,953 bios after tar -x within
+// it), well short of a wait between (a journal's first block after the
+// fsync'd data it commits).
+const burstGapNs = 20_000
+
+// maxBioMarks bounds the processes remembered (a trace may hold
+// thousands).
+const maxBioMarks = 1 << 12
+
+// continuesBurst says whether r, a write recorded on a bio-based device,
+// comes right after its process's previous bio (burst): the bios of one
+// burst would have waited together in a request-based drive's queue,
+// where the block layer sorts them by place; and whether it also starts
+// where that bio ended (batched): a batch of buffers (a sync writing a
+// file system's metadata block by block) that the block layer plugs and
+// merges into its largest requests. It remembers r for the next.
+func (e *engine) continuesBurst(r *request) (burst, batched bool) {
+	last, ok := e.lastBio[r.pid]
+	burst = ok && last.dev == r.dev && r.start >= last.end && r.start-last.end < burstGapNs
+	if !ok && len(e.lastBio) >= maxBioMarks {
+		clear(e.lastBio)
+	}
+	e.lastBio[r.pid] = bioMark{dev: r.dev, offsetEnd: r.offset + r.size, end: r.end}
+	return burst, burst && last.offsetEnd == r.offset
+}
+
 // held is how many I/Os the engine holds beyond the front's.
 func (e *engine) held() int {
 	return len(e.reqs) - e.reqHead + len(e.pending) - e.pendingHead + e.finished.len()
@@ -360,7 +398,18 @@ func (e *engine) serve(arrived []blockIO) {
 		r := &group[i]
 		access, distance, ahead := "", int64(-1), false
 		if !r.flush { // a flush has no place on the device
+			near := int64(-1)
+			if r.write && e.b.synchronous[r.dev] {
+				var burst bool
+				burst, r.batched = e.continuesBurst(r)
+				if burst && r.flusher && !e.to.Synchronous {
+					near = nearestEnd(e.recent[r.dev], r.offset)
+				}
+			}
 			access, distance, ahead = accessOf(e.recent, r.dev, r.offset, r.size, r.write)
+			if near >= 0 {
+				distance = near
+			}
 		}
 		ends := e.ends[r.dev]
 		r.depth, r.distance, r.ahead = ends.len(), distance, ahead
@@ -841,19 +890,30 @@ func (e *engine) waitedBefore(it *item, set []*request) {
 // CPU, would mostly run ahead of it elsewhere — all but the first, which
 // holds the page the call asked for (grep -r reading each small file in
 // one readahead request: 0.25 s on the CPU beside zram's own time, 0.37 s
-// on the VM disk, 14 µs a read where bench's wake-ups differ by 16).
+// on the VM disk, 14 µs a read where bench's wake-ups differ by 16). So
+// are the flushers' bios on a bio-based device, written back one after
+// another on the flusher's CPU: a drive that queues them takes them all
+// at once, and their waiter sleeps through them once (sync after tar -x
+// on zram waited for 7,954 of them: at the VM disk's 13 µs a wait each,
+// 0.11 s more than the VM disk's own sync took in all, 0.09 s).
 func (e *engine) waitCost(it *item, set []*request) (wakes int) {
 	recSync, waits := true, 0
 	until := int64(math.MinInt64)
+	flushed := false        // a flusher's bio counted
 	for _, r := range set { // in arrival order
 		if !e.moves(r.dev) {
 			continue
 		}
 		recSync = recSync && e.b.synchronous[r.dev]
 		if r.start >= until {
-			waits++
-			if !e.b.synchronous[r.dev] || !r.readahead || wakes == 0 {
-				wakes++
+			switch {
+			case e.b.synchronous[r.dev] && r.flusher && flushed:
+			default:
+				waits++
+				flushed = flushed || e.b.synchronous[r.dev] && r.flusher
+				if !e.b.synchronous[r.dev] || !r.readahead || wakes == 0 {
+					wakes++
+				}
 			}
 		}
 		until = max(until, r.end)

@@ -187,13 +187,16 @@ func (it *call) len() float64 { return float64(it.end - it.start) }
 // request is what the model keeps of a block request.
 type request struct {
 	blockIO
-	depth    int     // requests in flight when it arrived, itself included
-	distance int64   // bytes from where the device's last request ended (−1: unknown)
-	ahead    bool    // a short way past where the device's last read ended: in a disk's read-ahead
-	paused   bool    // it found its device idle for a while (pauseNs)
-	idleNs   int64   // how long its device had been idle when it came (0: busy, or unknown)
-	bios     bool    // recorded on a bio-based device: a bio, not a request the block layer merged
-	fromUs   float64 // latency on the recording drive (its profile, or as recorded)
+	depth    int   // requests in flight when it arrived, itself included
+	distance int64 // bytes from where the device's last request ended (−1: unknown)
+	ahead    bool  // a short way past where the device's last read ended: in a disk's read-ahead
+	paused   bool  // it found its device idle for a while (pauseNs)
+	idleNs   int64 // how long its device had been idle when it came (0: busy, or unknown)
+	bios     bool  // recorded on a bio-based device: a bio, not a request the block layer merged
+	// batched: a write that continues its process's previous bio on a
+	// bio-based device, submitted right after it (continuesBurst).
+	batched bool
+	fromUs  float64 // latency on the recording drive (its profile, or as recorded)
 	// fromProfiled: fromUs is its profile's, not as recorded.
 	fromProfiled bool
 	toUs         float64 // on the drive predicted for
@@ -816,7 +819,7 @@ func requestShape(d *latencies, r *request, access string, fallback float64) (us
 			return us, true
 		}
 	}
-	if r.flusher && r.write && access == "seq" {
+	if (r.flusher || r.batched) && r.write && access == "seq" {
 		kind := uint8(latWritebackEach)
 		if r.bios || d != nil && d.d.Synchronous {
 			kind = latWriteback
@@ -1174,6 +1177,31 @@ func accessOf(recent map[event.Dev]*devRecent, dev event.Dev, offset, size int64
 		r.ends = r.ends[1:]
 	}
 	return access, distance, ahead
+}
+
+// nearestEnd is how far offset is from the nearest of where r's last
+// requests ended (−1: none, or no offset). A bio-based device's flushers
+// write back in the order they walk the files, and the device takes each
+// bio as it comes; a request-based drive's I/O scheduler holds a burst of
+// them and sorts it by place, so that a disk's head steps from each to
+// the next one up: tar -x's writeback on zram jumped 688 times in 9,366
+// bios, the same bios sorted 32 at a time 347 times, and the HDD model's
+// own writeback 332 times.
+func nearestEnd(r *devRecent, offset int64) int64 {
+	if r == nil || offset < 0 {
+		return -1
+	}
+	near := int64(-1)
+	for _, e := range r.ends {
+		d := offset - e
+		if d < 0 {
+			d = -d
+		}
+		if near < 0 || d < near {
+			near = d
+		}
+	}
+	return near
 }
 
 // devRecent is where a device's last requests ended (the newest last),

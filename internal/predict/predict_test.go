@@ -495,6 +495,107 @@ func TestWritebackMerges(t *testing.T) {
 	near(t, "predicted", res.PredictedS, round(0.200-0.190+1000*16384/1e9))
 }
 
+// The flushers' bios on a bio-based recording drive, written back one
+// after another on the flusher's CPU, are one wait for the sync behind
+// them on a drive that queues them: its wait's cost once, not once a bio.
+func TestFlushersBiosAreOneWait(t *testing.T) {
+	dev := event.Dev{Major: 252}
+	b := writebackOf16KiB(dev)
+	b.SetSynchronous([]event.Dev{dev})
+	disk := writebackDisk()
+	wait := 50.0
+	disk.WaitUs = &wait
+	res, err := b.Predict(nil, disk, 200_000*us, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "predicted", res.PredictedS, round(0.200-0.190+1000*16384/1e9+50e-6))
+}
+
+// syncsBuffers is a sync (process 8) that writes n buffers of 4 KiB on a
+// bio-based device itself, one bio each, every everyUs, each taking
+// 190 µs: its file system's metadata, block by block.
+func syncsBuffers(n, everyUs int64) (*Builder, int64) {
+	dev := event.Dev{Major: 252}
+	b := NewBuilder()
+	end := n * everyUs * us
+	b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallWait, Start: 0, End: end,
+		Pid: 8, Tid: 8, Flags: event.FlagBlocked, Blocked: end})
+	for i := range n {
+		at := i * everyUs * us
+		b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at, End: at + 190*us, Size: 4096, Bytes: 4096,
+			Offset: i * 4096, Dev: dev, Pid: 8, Tid: 8, Flags: event.FlagMeta})
+	}
+	b.comms[8] = "sync"
+	b.SetSynchronous([]event.Dev{dev})
+	return b, end
+}
+
+// A process's bios that each start where its last ended, right after it
+// (a sync writing metadata block by block on zram), are a batch that a
+// request-based drive's block layer plugs and merges: they go at its
+// merged rate. Bios with the process's computation between them go one
+// by one.
+func TestBatchOfBuffersMerges(t *testing.T) {
+	b, end := syncsBuffers(1000, 200)
+	res, err := b.Predict(nil, writebackDisk(), end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 MB at 1,000 MB/s, for the 190 ms the recording's bios took.
+	near(t, "a batch", res.PredictedS, round(0.200-0.190+1000*4096/1e9))
+	b, end = syncsBuffers(1000, 400) // 210 µs apart: not one batch
+	res, err = b.Predict(nil, writebackDisk(), end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drive, batch := res.PredictedS-(0.400-0.190), 1000*4096/1e9; drive < 10*batch {
+		t.Errorf("bios 210 µs apart: the drive's time %v s, want them one by one (a batch would take %v s)", drive, batch)
+	}
+}
+
+// A burst of the flushers' bios on a bio-based recording drive goes in
+// the order the flushers walked the files; a request-based disk's I/O
+// scheduler sorts the burst by place, and its head steps from each to
+// the next: two files written back in turn, a block of each, are two
+// sequential runs on the disk, not a seek a block. Bios far apart in
+// time are not held together: each seeks.
+func TestWritebackBurstSortedOnADisk(t *testing.T) {
+	interleaved := func(gapUs int64) (*Builder, int64) {
+		dev := event.Dev{Major: 252}
+		b := NewBuilder()
+		var at int64
+		for i := range int64(200) {
+			off := i / 2 * 4096 // file A's next block, then file B's (2 GiB on)
+			if i%2 == 1 {
+				off += 2 << 30
+			}
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at, End: at + 50*us, Size: 4096, Bytes: 4096,
+				Offset: off, Dev: dev, Pid: 30, Comm: "kworker/u8:1", Flags: event.FlagKernel})
+			at += (50 + gapUs) * us
+		}
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallWait, Start: 0, End: at,
+			Pid: 8, Tid: 8, Flags: event.FlagBlocked, Blocked: at})
+		b.comms[8] = "sync"
+		b.SetSynchronous([]event.Dev{dev})
+		return b, at
+	}
+	disk, _ := diskAndFlash()
+	predict := func(gapUs int64) float64 {
+		b, end := interleaved(gapUs)
+		res, err := b.Predict(nil, disk, end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS - float64(end-200*50*us)/1e9 // the disk's time
+	}
+	// Sorted: two runs of 400 KiB, a seek or two; as they came: 200 seeks
+	// of 2 GiB (12 ms each).
+	if burst, apart := predict(5), predict(1000); burst > 0.1 || apart < 200*0.010 {
+		t.Errorf("disk's time for the interleaved writeback: %v s in a burst, %v s 1 ms apart", burst, apart)
+	}
+}
+
 // A request-based drive's writeback requests are what the block layer
 // made of the files (each small file its own request): they go to another
 // drive as they are, each at its share of the drive's deepest queue at
