@@ -10,11 +10,16 @@ import (
 )
 
 // idleLengths are the idles measureIdleWake tries: a queue-depth-1 read
-// of an SSD, of a USB bridge, a disk's seek, a disk's fsync.
-var idleLengths = []time.Duration{250 * time.Microsecond, time.Millisecond, 4 * time.Millisecond, 16 * time.Millisecond}
+// of an SSD, of a USB bridge, a disk's seek, a disk's short fsync, and
+// its long one (a file's data, then the journal, each a seek and a
+// rotation: 50 ms on the HDD model). The cost keeps growing with the
+// idle: on this project's VM a process took 0.37 ms more after 16 ms,
+// 0.46 after 32 and 0.57 after 64 — beyond the longest measured the
+// longest's stands, so the longest is as long as a disk's waits come.
+var idleLengths = []time.Duration{250 * time.Microsecond, time.Millisecond, 4 * time.Millisecond, 16 * time.Millisecond, 64 * time.Millisecond}
 
 // idleRounds is how many times each idle is tried, one of each in turn
-// (the machine's drift falls on all alike): about 1.5 s in all.
+// (the machine's drift falls on all alike): about 6 s in all.
 const idleRounds = 60
 
 // measureIdleWake is how much longer a short task takes when the machine
