@@ -74,6 +74,7 @@ type waitSums struct {
 	stay, stayAhead    float64 // from (= to) on devices that do not move, and its readahead's share
 	sync               float64 // from spent on its CPU (bio-based devices)
 	aheadSync          bool    // its readahead was on a bio-based device
+	toStream           float64 // the new drive's time for its readahead that continued a stream there
 	cpuDelta           float64 // how its computation changes on the new drive
 }
 
@@ -91,6 +92,7 @@ func (w *waitSums) merge(o *waitSums) {
 	w.stayAhead += o.stayAhead
 	w.sync += o.sync
 	w.aheadSync = w.aheadSync || o.aheadSync
+	w.toStream += o.toStream
 	w.cpuDelta += o.cpuDelta
 }
 
@@ -213,7 +215,7 @@ func (a *accumulator) add(it *item) {
 			streamCPU = cpu
 		}
 		p.merge(&waitSums{asleep: it.asleep, from: it.fromNs, fromEstimated: it.fromEstNs, to: it.toNs, fromAhead: it.fromAheadNs, toAhead: it.toAheadNs, stay: it.stayNs, stayAhead: it.stayAheadNs,
-			sync: it.syncNs, aheadSync: it.aheadSync, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep), streamCPU: streamCPU})
+			sync: it.syncNs, aheadSync: it.aheadSync, toStream: it.toStreamNs, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep), streamCPU: streamCPU})
 	}
 	p.cpu += cpu + gap
 	t.end, t.fromAhead, t.toAhead = it.end, it.fromAheadNs, it.toAheadNs

@@ -45,6 +45,7 @@ type engine struct {
 	directRecent             map[event.Dev]*devRecent
 	lastEnd                  map[uint32]int64    // each process's latest end of a matched item
 	lastBio                  map[uint32]bioMark  // each process's latest write on a bio-based device
+	lastAhead                map[uint32]bioMark  // and its latest readahead there
 	waited                   map[uint32]*waitLog // each thread's recent waits
 	finished                 itemHeap            // matched items and faults, by arrival
 	set                      []*request
@@ -90,7 +91,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	e := &engine{b: b, from: from, to: to, noCalls: noCalls,
 		latFrom: b.latenciesOf(from), latTo: b.latenciesOf(to),
 		latFlushFrom: b.latenciesOf(cmp.Or(unthrottled[0], from)), latFlushTo: b.latenciesOf(cmp.Or(unthrottled[1], to)),
-		ends: map[event.Dev]*devFlight{}, recent: map[event.Dev]*devRecent{}, directRecent: map[event.Dev]*devRecent{}, lastEnd: map[uint32]int64{}, lastBio: map[uint32]bioMark{},
+		ends: map[event.Dev]*devFlight{}, recent: map[event.Dev]*devRecent{}, directRecent: map[event.Dev]*devRecent{}, lastEnd: map[uint32]int64{}, lastBio: map[uint32]bioMark{}, lastAhead: map[uint32]bioMark{},
 		waited: map[uint32]*waitLog{},
 		byTest: map[string]float64{}}
 	e.moving = b.moving
@@ -358,6 +359,21 @@ func (e *engine) continuesBurst(r *request) (burst, batched bool) {
 	return burst, burst && last.offsetEnd == r.offset
 }
 
+// continuesStream says whether r, readahead recorded on a bio-based
+// device, starts where its process's last readahead there ended: the
+// next window of a stream, which Linux reads ahead asynchronously when
+// the reader reaches the last one — not a file's first window, which the
+// reader waits for (grep -r's small files, each one request). It
+// remembers r for the next.
+func (e *engine) continuesStream(r *request) bool {
+	last, ok := e.lastAhead[r.pid]
+	if !ok && len(e.lastAhead) >= maxBioMarks {
+		clear(e.lastAhead)
+	}
+	e.lastAhead[r.pid] = bioMark{dev: r.dev, offsetEnd: r.offset + r.size, end: r.end}
+	return ok && last.dev == r.dev && last.offsetEnd == r.offset
+}
+
 // held is how many I/Os the engine holds beyond the front's.
 func (e *engine) held() int {
 	return len(e.reqs) - e.reqHead + len(e.pending) - e.pendingHead + e.finished.len()
@@ -399,6 +415,9 @@ func (e *engine) serve(arrived []blockIO) {
 		access, distance, ahead := "", int64(-1), false
 		if !r.flush { // a flush has no place on the device
 			near := int64(-1)
+			if r.readahead && !r.write && e.b.synchronous[r.dev] {
+				r.streamed = e.continuesStream(r)
+			}
 			if r.write && e.b.synchronous[r.dev] {
 				var burst bool
 				burst, r.batched = e.continuesBurst(r)
@@ -738,6 +757,7 @@ func streamSleeps(it *item) int {
 func (e *engine) driveTime(it *item, set []*request) {
 	var ends inFlight
 	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs, it.aheadSync = 0, 0, 0, 0, 0, 0, false
+	it.toStreamNs = 0
 	it.fromEstNs = 0
 	it.aheadReads = 0
 	it.stayNs, it.stayAheadNs = 0, 0
@@ -768,6 +788,9 @@ func (e *engine) driveTime(it *item, set []*request) {
 			it.recAheadNs += float64(r.end-r.start) / together
 			it.aheadReads++
 			it.aheadSync = it.aheadSync || e.b.synchronous[r.dev]
+			if r.streamed && !stays {
+				it.toStreamNs += to
+			}
 		}
 		if e.b.synchronous[r.dev] && r.pid == it.pid && !r.kernel {
 			it.syncNs += from // served on this caller's CPU (a flusher's are its own)
@@ -869,6 +892,7 @@ func (e *engine) waitedBefore(it *item, set []*request) {
 		f := max(0, it.toNs-(log.cum-log.marks[k].before)) / it.toNs
 		it.toNs *= f
 		it.toAheadNs *= f
+		it.toStreamNs *= f
 	}
 	log.marks = append(log.marks, waitMark{end: it.end, before: log.cum})
 	log.cum += it.toNs

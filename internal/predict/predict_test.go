@@ -596,6 +596,46 @@ func TestWritebackBurstSortedOnADisk(t *testing.T) {
 	}
 }
 
+// A reader's readahead on a bio-based recording drive is served on its
+// CPU as it comes. On a drive that queues it, a stream's next window goes
+// while the reader computes through the last one; a file's first window
+// (each window elsewhere: small files, a request each) it waits for.
+func TestStreamOnABioBasedRecordingRunsAhead(t *testing.T) {
+	reader := func(streaming bool) (*Builder, int64) {
+		dev := event.Dev{Major: 252}
+		b := NewBuilder()
+		b.SetSynchronous([]event.Dev{dev})
+		var at int64
+		for i := range int64(100) {
+			off := i * 128 << 10
+			if !streaming {
+				off = (i*7919%1000 + 1) << 24
+			}
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 100*us, Size: 128 << 10, Bytes: 128 << 10,
+				Offset: i * 128 << 10, Pid: 7, Tid: 7})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 10*us, End: at + 60*us, Size: 128 << 10, Bytes: 128 << 10,
+				Offset: off, Dev: dev, Pid: 7, Tid: 7, Flags: event.FlagReadahead})
+			at += 400 * us // 300 µs of computation after each read
+		}
+		return b, at
+	}
+	zram := flat("zram", 50, 1)
+	zram.Synchronous = true
+	predict := func(streaming bool) float64 {
+		b, end := reader(streaming)
+		res, err := b.Predict(zram, flat("disk", 200, 1), end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// The stream: the disk's 200 µs a window behind the 300 µs of
+	// computation; the scattered reads wait for it: 150 µs more a read
+	// than zram's 50.
+	near(t, "a stream", predict(true), round(100*(400-50)*1e-6+200e-6))
+	near(t, "scattered windows", predict(false), round(100*(400+150)*1e-6))
+}
+
 // A request-based drive's writeback requests are what the block layer
 // made of the files (each small file its own request): they go to another
 // drive as they are, each at its share of the drive's deepest queue at
