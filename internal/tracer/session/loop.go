@@ -287,6 +287,7 @@ func (l *loop) onStatus(line string) {
 		return
 	}
 	exited, err := l.st.applyStatus(line)
+	l.endLateCommand()
 	switch {
 	case err != nil:
 		l.fail(err)
@@ -379,10 +380,7 @@ func (l *loop) stop(reason string) {
 	l.poll() // a tracer's kernel counters are gone once it stops
 	l.stopping, l.stoppedAt = true, time.Now()
 	l.st.res.EndReason = reason
-	if reason != "target exited" && l.ownsCommand() {
-		// The command belongs to the recording: it ends with it.
-		l.termSent = syscall.Kill(-l.st.command, syscall.SIGTERM) == nil
-	}
+	l.endLateCommand()
 	if m, ok := l.t.(Marker); ok && l.st.ready && l.err == nil {
 		clear(l.st.marks)
 		if l.marks = m.Mark(); l.marks > 0 {
@@ -412,11 +410,25 @@ func (l *loop) ownsCommand() bool {
 	return l.st.command != 0 && !t.KeepRunning && !t.Launch
 }
 
+// endLateCommand sends the command's process group SIGTERM once the
+// recording has stopped for a reason other than its end, the command
+// belongs to the recording (it ends with it), and it has not been sent:
+// at the stop, or when the helper says the command started after it (a
+// stop right after the start, before the helper's "pid" line came: the
+// daemon's Stop button left such a command running).
+func (l *loop) endLateCommand() {
+	if !l.stopping || l.termSent || l.st.res.EndReason == "target exited" || !l.ownsCommand() {
+		return
+	}
+	l.termSent = syscall.Kill(-l.st.command, syscall.SIGTERM) == nil
+}
+
 // endCommand, after a stop that sent the command SIGTERM, waits for its
 // process group to go (SIGKILL after the grace period) and for its exit
 // status, and says what happened; a command left running is said to be.
 func (l *loop) endCommand() {
 	st, t := l.st, l.cfg.Target
+	l.endLateCommand()
 	switch {
 	case l.termSent:
 		st.res.CommandEnd = "stopped with SIGTERM when the recording stopped"
