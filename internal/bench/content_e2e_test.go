@@ -11,7 +11,10 @@ import (
 )
 
 // TestContentCost: zram compresses, so text costs it more than random
-// bytes both ways; the VM disk stores them alike, and has no cost.
+// bytes both ways; the VM disk stores them alike — as far as its guest
+// can tell: a host's storage may compress too (this project's VM once
+// wrote text 0.32 ms/MiB slower, run after run, in either order), but
+// never near zram's cost, which does it on the guest's own CPU.
 func TestContentCost(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testutil.Unavailable(t, "needs root to make a file system on zram")
@@ -34,7 +37,11 @@ func TestContentCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if disk != nil && (disk.ReadUsPerMiB > zram.ReadUsPerMiB/3 || disk.WriteUsPerMiB > zram.WriteUsPerMiB/3 ||
+		disk.ReadUsPerMiB < -zram.ReadUsPerMiB/3 || disk.WriteUsPerMiB < -zram.WriteUsPerMiB/3) {
+		t.Errorf("the VM disk: content cost %+v, want none or under a third of zram's", *disk)
+	}
 	if disk != nil {
-		t.Errorf("the VM disk: content cost %+v, want none", *disk)
+		t.Logf("the VM disk: %+v", *disk)
 	}
 }
