@@ -39,6 +39,7 @@ func measureContent(ctx context.Context, dir string) (*drive.ContentCost, drive.
 	content.Random(random, 1)
 	path := filepath.Join(dir, fmt.Sprintf(".ioshape-bench-content-%d", os.Getpid()))
 	defer os.Remove(path)
+	data := [2][]byte{text, random}
 	var diffs [2][]float64 // read, write: µs per MiB, text less random
 	var apart [2]int       // runs apart: +1 text slower, −1 faster
 	for run := range contentRuns {
@@ -56,7 +57,7 @@ func measureContent(ctx context.Context, dir string) (*drive.ContentCost, drive.
 			if err := ctx.Err(); err != nil {
 				return nil, pt, err
 			}
-			w, r, ok, err := directRoundTrip(path, [][]byte{text, random}[i])
+			w, r, ok, err := directRoundTrip(path, data[i])
 			if err != nil || !ok {
 				return nil, pt, err
 			}

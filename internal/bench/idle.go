@@ -13,9 +13,10 @@ import (
 // of an SSD, of a USB bridge, a disk's seek, a disk's short fsync, and
 // its long one (a file's data, then the journal, each a seek and a
 // rotation: 50 ms on the HDD model). The cost keeps growing with the
-// idle: on this project's VM a process took 0.37 ms more after 16 ms,
-// 0.46 after 32 and 0.57 after 64 — beyond the longest measured the
-// longest's stands, so the longest is as long as a disk's waits come.
+// idle: the validation's five drive profiles on this project's fifth VM
+// had 0.08–0.12 ms more after 16 ms and 0.25–0.35 after 64 — beyond the
+// longest measured the longest's stands, so the longest is as long as a
+// disk's waits come.
 var idleLengths = []time.Duration{250 * time.Microsecond, time.Millisecond, 4 * time.Millisecond, 16 * time.Millisecond, 64 * time.Millisecond}
 
 // idleRounds is how many times each idle is tried, one of each in turn

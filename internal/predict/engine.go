@@ -45,7 +45,7 @@ type engine struct {
 	directRecent             map[event.Dev]*devRecent
 	lastEnd                  map[uint32]int64    // each process's latest end of a matched item
 	lastBio                  map[uint32]bioMark  // each process's latest write on a bio-based device
-	lastAhead                map[uint32]bioMark  // and its latest readahead there
+	lastAhead                map[uint32]bioMark  // and its latest readahead there (follow)
 	waited                   map[uint32]*waitLog // each thread's recent waits
 	finished                 itemHeap            // matched items and faults, by arrival
 	set                      []*request
@@ -322,8 +322,8 @@ func (f *front) finish() {
 	}
 }
 
-// bioMark is where a process's latest write on a bio-based device ended,
-// on the device and in time.
+// bioMark is where a process's latest bio of a kind on a bio-based
+// device ended, on the device and in time.
 type bioMark struct {
 	dev       event.Dev
 	offsetEnd int64
@@ -342,20 +342,27 @@ const burstGapNs = 20_000
 // thousands).
 const maxBioMarks = 1 << 12
 
+// follow remembers r as its process's latest in marks, and gives the one
+// before it (ok: there was one).
+func follow(marks map[uint32]bioMark, r *request) (last bioMark, ok bool) {
+	last, ok = marks[r.pid]
+	if !ok && len(marks) >= maxBioMarks {
+		clear(marks)
+	}
+	marks[r.pid] = bioMark{dev: r.dev, offsetEnd: r.offset + r.size, end: r.end}
+	return last, ok
+}
+
 // continuesBurst says whether r, a write recorded on a bio-based device,
 // comes right after its process's previous bio (burst): the bios of one
 // burst would have waited together in a request-based drive's queue,
 // where the block layer sorts them by place; and whether it also starts
 // where that bio ended (batched): a batch of buffers (a sync writing a
 // file system's metadata block by block) that the block layer plugs and
-// merges into its largest requests. It remembers r for the next.
+// merges into its largest requests.
 func (e *engine) continuesBurst(r *request) (burst, batched bool) {
-	last, ok := e.lastBio[r.pid]
+	last, ok := follow(e.lastBio, r)
 	burst = ok && last.dev == r.dev && r.start >= last.end && r.start-last.end < burstGapNs
-	if !ok && len(e.lastBio) >= maxBioMarks {
-		clear(e.lastBio)
-	}
-	e.lastBio[r.pid] = bioMark{dev: r.dev, offsetEnd: r.offset + r.size, end: r.end}
 	return burst, burst && last.offsetEnd == r.offset
 }
 
@@ -363,14 +370,9 @@ func (e *engine) continuesBurst(r *request) (burst, batched bool) {
 // device, starts where its process's last readahead there ended: the
 // next window of a stream, which Linux reads ahead asynchronously when
 // the reader reaches the last one — not a file's first window, which the
-// reader waits for (grep -r's small files, each one request). It
-// remembers r for the next.
+// reader waits for (grep -r's small files, each one request).
 func (e *engine) continuesStream(r *request) bool {
-	last, ok := e.lastAhead[r.pid]
-	if !ok && len(e.lastAhead) >= maxBioMarks {
-		clear(e.lastAhead)
-	}
-	e.lastAhead[r.pid] = bioMark{dev: r.dev, offsetEnd: r.offset + r.size, end: r.end}
+	last, ok := follow(e.lastAhead, r)
 	return ok && last.dev == r.dev && last.offsetEnd == r.offset
 }
 
@@ -757,8 +759,7 @@ func streamSleeps(it *item) int {
 func (e *engine) driveTime(it *item, set []*request) {
 	var ends inFlight
 	it.fromNs, it.toNs, it.fromAheadNs, it.toAheadNs, it.syncNs, it.recAheadNs, it.aheadSync = 0, 0, 0, 0, 0, 0, false
-	it.toStreamNs = 0
-	it.fromEstNs = 0
+	it.fromEstNs, it.toStreamNs = 0, 0
 	it.aheadReads = 0
 	it.stayNs, it.stayAheadNs = 0, 0
 	it.readBytes = 0
@@ -923,21 +924,18 @@ func (e *engine) waitedBefore(it *item, set []*request) {
 func (e *engine) waitCost(it *item, set []*request) (wakes int) {
 	recSync, waits := true, 0
 	until := int64(math.MinInt64)
-	flushed := false        // a flusher's bio counted
+	flushed := false        // a flusher's bio on a bio-based device counted
 	for _, r := range set { // in arrival order
 		if !e.moves(r.dev) {
 			continue
 		}
 		recSync = recSync && e.b.synchronous[r.dev]
-		if r.start >= until {
-			switch {
-			case e.b.synchronous[r.dev] && r.flusher && flushed:
-			default:
-				waits++
-				flushed = flushed || e.b.synchronous[r.dev] && r.flusher
-				if !e.b.synchronous[r.dev] || !r.readahead || wakes == 0 {
-					wakes++
-				}
+		flusherBio := e.b.synchronous[r.dev] && r.flusher
+		if r.start >= until && !(flusherBio && flushed) {
+			waits++
+			flushed = flushed || flusherBio
+			if !e.b.synchronous[r.dev] || !r.readahead || wakes == 0 {
+				wakes++
 			}
 		}
 		until = max(until, r.end)
