@@ -976,16 +976,18 @@ func (e *engine) wakeCPU(it *item, waits int) {
 }
 
 // coldRefUs is the computation a wait's wake-up is measured against: a
-// thread's computation after a wait grows in proportion to it, not by a
-// fixed amount a wait. Measured on this VM (bpftrace: the thread's
-// sum_exec_runtime and run_delay at exit), cp -r of /usr/include computed
-// 91 µs a wait on the VM disk and 157 on the HDD model (×1.73), grep -r
-// 42 µs on the VM disk and 78 on the USB model (×1.84), both ~0.3 of it
-// on zram (its own reads' time aside); bench's wake-ups (VM disk 28, HDD
-// model 68, USB model 70, zram 10 µs) against 20 µs give ×1.82, ×1.87 and
-// ×0.34 — a fixed amount a wait gave cp -r half of its growth and grep -r
-// all of it.
-const coldRefUs = 20
+// thread's computation after a wait grows with the drive's wake-up
+// (drive.Spec.WakeUs), by about as much for a reader of small files as
+// bench's, more for one that writes them too. In two full validation runs
+// on this VM (each recording's time neither asleep nor in zram's own
+// reads, a wait), grep -r computed 10, 24–25, 26–29, 67–83 and 67–71 µs a
+// wait on zram, the VM disk, the throttle, the HDD and USB models, whose
+// wake-ups were 5–6, 29–32, 26–35, 66–70 and 79–81 µs: a line through
+// them meets zero wake-up at 4–5 µs (at −1 in one run); cp -r's (21, 35–43,
+// 39–42, 102–105, 102–111 µs) at 4–7 µs. 20 µs kept two thirds of grep -r's
+// computation from the HDD model onto zram where a tenth stayed (+65 %);
+// 2 µs took cp -r's below what zram computes (−43 %).
+const coldRefUs = 8
 
 // coldCapNs is the most of a thread's computation after a wait that runs
 // cold: cp of one 256 MiB file computed 1.2 ms a wait on the HDD model,

@@ -1439,14 +1439,15 @@ func TestWakeCostPerWait(t *testing.T) {
 	// profiles take 96 µs for the request that took 100: 196 µs a read.
 	b := NewBuilder()
 	end := sleptReads(b, 1000, 150, 100, 200)
-	// Wake-ups of 10 and 30 µs: 30 and 50 against coldRefUs = 20, the
-	// computation after a wait ×5/3 — in the calls and the 999 gaps after
-	// a wait.
-	colder := (1000*50 + 999*50) * (50.0/30 - 1) * 1e-6
+	// Wake-ups of 10 and 30 µs: the computation after a wait ×(coldRefUs
+	// + 30) ÷ (coldRefUs + 10) — in the calls and the 999 gaps after a
+	// wait.
+	ratio := (coldRefUs + 30.0) / (coldRefUs + 10)
+	colder := (1000*50 + 999*50) * (ratio - 1) * 1e-6
 	res, _ := b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
 	near(t, "to a drive that wakes colder", res.PredictedS, 1000*196e-6+colder)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), withWake(flat("warmer", 96, 1), 10), end, nil)
-	near(t, "to a drive that wakes warmer", res.PredictedS, 1000*196e-6-colder*3/5)
+	near(t, "to a drive that wakes warmer", res.PredictedS, 1000*196e-6-colder/ratio)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), flat("unmeasured", 96, 1), end, nil)
 	near(t, "one drive's unmeasured", res.PredictedS, 1000*196e-6)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("disk", 96, 1), 30), end, nil)
@@ -1456,7 +1457,7 @@ func TestWakeCostPerWait(t *testing.T) {
 	b = NewBuilder()
 	end = sleptReads(b, 100, 150, 100, 1150)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
-	near(t, "a long computation", res.PredictedS, (float64(end)/1e3-100*4+100*coldCapNs/1e3*2/3)*1e-6)
+	near(t, "a long computation", res.PredictedS, (float64(end)/1e3-100*4+100*coldCapNs/1e3*(ratio-1))*1e-6)
 
 	// A call the page cache served between two reads, and the gap before
 	// it, stay as they were (untar writing each file between its archive's
@@ -1471,7 +1472,7 @@ func TestWakeCostPerWait(t *testing.T) {
 			Pid: 7, Tid: 7})
 	}
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), 1000*200*us, nil)
-	near(t, "a cache hit between", res.PredictedS, 1000*196e-6+(1000*50+999*10)*(2.0/3)*1e-6)
+	near(t, "a cache hit between", res.PredictedS, 1000*196e-6+(1000*50+999*10)*(ratio-1)*1e-6)
 }
 
 // A call that streams sleeps again and again for readahead that overlaps
@@ -1492,7 +1493,7 @@ func TestStreamingCallWakesAsOftenAsItSlept(t *testing.T) {
 	was := withWake(flat("was", 20_000, 1), 70)
 	unmeasured, _ := b.Predict(was, flat("fast", 10, 1), end, nil)
 	warmer, _ := b.Predict(was, withWake(flat("fast", 10, 1), 10), end, nil)
-	near(t, "the computation after its wakes", warmer.PredictedS-unmeasured.PredictedS, -20e-3*(1-30.0/90))
+	near(t, "the computation after its wakes", warmer.PredictedS-unmeasured.PredictedS, -20e-3*(1-(coldRefUs+10.0)/(coldRefUs+70)))
 
 	// A bio-based drive serves the stream on the reader's CPU: nothing
 	// wakes it there, and its computation stays, the page cache's cost
@@ -1503,7 +1504,7 @@ func TestStreamingCallWakesAsOftenAsItSlept(t *testing.T) {
 	bioUnmeasured.Synchronous = true
 	onBio, _ := b.Predict(was, bio, end, nil)
 	onBioUnmeasured, _ := b.Predict(was, bioUnmeasured, end, nil)
-	if d := onBio.PredictedS - onBioUnmeasured.PredictedS; math.Abs(d) > 0.1*20e-3*(1-30.0/90) {
+	if d := onBio.PredictedS - onBioUnmeasured.PredictedS; math.Abs(d) > 0.1*20e-3*(1-(coldRefUs+10.0)/(coldRefUs+70)) {
 		t.Errorf("a stream on a bio-based drive moved %v by the wake-ups, want about its one wait's", d)
 	}
 }
