@@ -358,6 +358,19 @@ func (p *Spec) ReadWindow(call int64, sequential bool) int64 {
 	return window
 }
 
+// FaultReadRate is the most bytes a second this drive reads in random
+// requests of size bytes (a window read around a fault), at whichever
+// depth measured gives the most; 0 if the profile lacks random reads.
+func (p *Spec) FaultReadRate(size int64) float64 {
+	var best float64
+	for _, pt := range p.shape("read", "rand") {
+		if r := p.MBs("read", "rand", size, float64(pt.InFlight())); r > best && !math.IsInf(r, 0) {
+			best = r
+		}
+	}
+	return best * 1e6 // MBs: bytes a µs
+}
+
 // WritebackUs is the wall time sequential writeback of size bytes takes
 // on this drive: the flushers queue many requests, which the block layer
 // merges up to the largest the disk takes, so the bytes go at the rate of

@@ -84,6 +84,9 @@ type engine struct {
 	// recorded reads, with the windows a wider or narrower readahead reads
 	// instead.
 	readTo int64
+	// readToFaults is the share of readTo read around faults, in windows
+	// no wider than the new drive's.
+	readToFaults int64
 }
 
 // holdNs is how far behind the newest completion an I/O is released: the
@@ -454,9 +457,13 @@ func (e *engine) serve(arrived []blockIO) {
 		if us, read, ok := e.widerWindow(r, access); ok {
 			r.toUs, r.toShared = us, false
 			e.readTo += read
+			e.readToFaults += read
 		} else {
 			if !r.write && e.moves(r.dev) && !e.windowsCover(r) {
 				e.readTo += r.size
+				if r.readahead && r.readCall <= 0 && !r.sequential {
+					e.readToFaults += r.size
+				}
 			}
 			if e.narrowerFault(r, access) {
 				// Its own fault's read on the new drive, later: the head is

@@ -1138,6 +1138,37 @@ func TestNarrowerWindowFaultsAgain(t *testing.T) {
 	near(t, "a drive without a head", narrow, predict(flash, 8192))
 }
 
+// Reads around faults come at most a window at a time: on a drive that
+// takes one command at a time, 64 faults of a 128 KiB window take 64
+// commands however few the requests' shares add up to (Chromium's start
+// onto the USB model: 8.7 s predicted at its best rate, 12.6 measured).
+func TestFaultsReadAWindowAtATime(t *testing.T) {
+	from := flat("fast", 50, 1)
+	from.ReadaheadKB = 128
+	b := NewBuilder()
+	const n = 64
+	for i := range int64(n) {
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: i * us, End: 1000 * us, Size: 128 << 10, Bytes: 128 << 10, Offset: i << 30,
+			Pid: 6, Tid: 6, Comm: "app", Flags: event.FlagReadahead})
+	}
+	predict := func(depthFactor float64) float64 {
+		to := flat("bridge", 1000, depthFactor) // 1 ms a command, whatever its size
+		to.ReadaheadKB = 128
+		res, err := b.Predict(from, to, 1000*us, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	if got := predict(4); got < n*1e-3*0.95 {
+		t.Errorf("one command at a time: %v s, want at least %v", got, n*1e-3)
+	}
+	// Four at a time: a quarter of it.
+	if got := predict(1); got > n*1e-3/4*1.05 {
+		t.Errorf("four commands at a time: %v s, want at most %v", got, n*1e-3/4)
+	}
+}
+
 // diskAndFlash are two drives alike but for position: 12 ms random, 100
 // µs sequential; the disk's random latency grows with distance (2 ms
 // within 1 MiB to 12 ms over 4 GiB), the flash drive's does not.
