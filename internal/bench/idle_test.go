@@ -15,11 +15,16 @@ func TestMeasureIdleWake(t *testing.T) {
 	if !(w.TaskUs > 0) || len(w.Points) != len(idleLengths) {
 		t.Fatalf("task %v µs, %d points", w.TaskUs, len(w.Points))
 	}
+	// The long task (a shell starting true three times) takes longer.
+	if !(w.LongTaskUs > w.TaskUs) {
+		t.Errorf("long task %v µs, short %v", w.LongTaskUs, w.TaskUs)
+	}
 	for i, pt := range w.Points {
-		if pt.IdleUs != float64(idleLengths[i].Microseconds()) || pt.ExtraUs < 0 {
+		if pt.IdleUs != float64(idleLengths[i].Microseconds()) || pt.ExtraUs < 0 || pt.LongExtraUs < 0 {
 			t.Errorf("point %d: %+v", i, pt)
 		}
 	}
+	t.Logf("%+v", w)
 	// Cancelled: the context's error, not a task's.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -71,8 +71,10 @@ func TestBenchMeasuresADrive(t *testing.T) {
 	}
 	// A process started after the machine idled takes longer, by no more
 	// than milliseconds: measured up to 64 ms idle, a disk's fsync.
+	// A shell starting three takes longer than one process.
 	if w := d.IdleWake; w == nil || !(w.TaskUs > 0 && w.TaskUs < 1e5) || len(w.Points) != 5 || w.Points[4].IdleUs != 64000 || !(w.Points[4].ExtraUs < 1e4) ||
-		!strings.Contains(r.stdout, "this machine starts a process in ") {
+		!(w.LongTaskUs > w.TaskUs && w.LongTaskUs < 1e5) || !(w.Points[4].LongExtraUs < 1e4) ||
+		!strings.Contains(r.stdout, "this machine starts a process in ") || !strings.Contains(r.stdout, "a shell starting three: ") {
 		t.Errorf("idle wake-up %+v; summary:\n%s", w, r.stdout)
 	}
 	if len(d.WriteSpans) != 3 || len(d.Spans) != 3 {

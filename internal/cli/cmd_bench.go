@@ -111,7 +111,11 @@ func writeDriveSummary(g *globals, p *drive.Spec) {
 	}
 	if w := p.IdleWake; w != nil && len(w.Points) > 0 {
 		last := w.Points[len(w.Points)-1]
-		fmt.Fprintf(g.stdout, "this machine starts a process in %s, %s more after %s idle\n", units.Micros(w.TaskUs), units.Micros(last.ExtraUs), units.Micros(last.IdleUs))
+		fmt.Fprintf(g.stdout, "this machine starts a process in %s, %s more after %s idle", units.Micros(w.TaskUs), units.Micros(last.ExtraUs), units.Micros(last.IdleUs))
+		if w.LongTaskUs > 0 {
+			fmt.Fprintf(g.stdout, " (a shell starting three: %s, %s more)", units.Micros(w.LongTaskUs), units.Micros(last.LongExtraUs))
+		}
+		fmt.Fprintln(g.stdout)
 	}
 }
 

@@ -403,17 +403,20 @@ func (a *accumulator) afterIdle(length float64) {
 }
 
 // coldShare is the extra time (ns) a stretch of computation after an idle
-// of idleNs takes: the host's extra for that idle, where the stretch is at
-// least its task long; a shorter one the same share of it. cold: the
-// stretch's length includes the extra (as recorded), or not (warm).
+// of idleNs takes: the host's extra for that idle and that much
+// computation (drive.IdleWake.ExtraFor). cold: the stretch's length
+// includes the extra (as recorded), or not (warm).
 func coldShare(w *drive.IdleWake, idleNs, stretchNs float64, cold bool) float64 {
-	extra := w.Extra(idleNs/1e3) * 1e3
-	if extra <= 0 || stretchNs <= 0 {
+	if w == nil || stretchNs <= 0 {
 		return 0
 	}
-	task := w.TaskUs * 1e3
+	extra := w.ExtraFor(idleNs/1e3, stretchNs/1e3) * 1e3
 	if cold {
-		task += extra
+		// What of the stretch ran warm, and its extra: a few rounds
+		// settle it (the extra grows slower than the stretch).
+		for range 4 {
+			extra = w.ExtraFor(idleNs/1e3, math.Max(0, stretchNs-extra)/1e3) * 1e3
+		}
 	}
-	return extra * math.Min(1, stretchNs/task)
+	return extra
 }

@@ -1726,6 +1726,16 @@ func TestComputingAfterIdle(t *testing.T) {
 	short := NewBuilder()
 	shortAt := chain(short, 7, 100, 0, 10_000, 9_990, 300)
 	near(t, "short stretches", saved(short, shortAt, disk(), flat("fast", 100, 1)), 99*100e-6)
+	// A longer task measured with twice the extra for four times the
+	// length: a 2 ms stretch's extra grows with the square root of what of
+	// it ran warm (w + 0.5 ms × √(w / 1 ms) = 2 ms).
+	wake.LongTaskUs, wake.Points[1].LongExtraUs = 4000, 1000
+	extra := 0.0
+	for range 50 {
+		extra = 500e-6 * math.Sqrt((2e-3-extra)/1e-3)
+	}
+	near(t, "a stretch longer than the task", saved(slow, slowAt, disk(), flat("fast", 100, 1)), 99*extra)
+	wake.LongTaskUs, wake.Points[1].LongExtraUs = 0, 0
 	// A profile from a review's numbers has no measure of the machine: the
 	// work runs on the recording's, whose measure stands in.
 	var got [2]float64
