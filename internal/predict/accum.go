@@ -407,9 +407,6 @@ func (a *accumulator) afterIdle(length float64) {
 // computation (drive.IdleWake.ExtraFor). cold: the stretch's length
 // includes the extra (as recorded), or not (warm).
 func coldShare(w *drive.IdleWake, idleNs, stretchNs float64, cold bool) float64 {
-	if w == nil || stretchNs <= 0 {
-		return 0
-	}
 	extra := w.ExtraFor(idleNs/1e3, stretchNs/1e3) * 1e3
 	if cold {
 		// What of the stretch ran warm, and its extra: a few rounds

@@ -76,8 +76,9 @@ type engine struct {
 	streams     map[streamKey]*streamTail
 	aheadCredit map[string]float64
 	// faultWindows: where each device's current read around a fault
-	// began, on a new drive whose window is narrower (nil: it is not).
-	faultWindows map[event.Dev]*faultWindow
+	// began, on a new drive with a head whose window is narrower (nil: it
+	// is not).
+	faultWindows map[event.Dev]faultWindow
 	readers      *readers // the front's
 	leftStreams  int      // streams whose unreached window came off (tests)
 	// readTo is what the new drive reads of the devices that move: the
@@ -108,7 +109,9 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	}
 	if from != nil && to.ReadaheadKB > 0 && to.ReadaheadKB < from.ReadaheadKB {
 		e.streams, e.aheadCredit = map[streamKey]*streamTail{}, map[string]float64{}
-		e.faultWindows = map[event.Dev]*faultWindow{}
+		if to.Positional() {
+			e.faultWindows = map[event.Dev]faultWindow{}
+		}
 	}
 	e.accum.init()
 	e.accum.wakes = &b.wakes
@@ -461,7 +464,7 @@ func (e *engine) serve(arrived []blockIO) {
 		} else {
 			if !r.write && e.moves(r.dev) && !e.windowsCover(r) {
 				e.readTo += r.size
-				if r.readahead && r.readCall <= 0 && !r.sequential {
+				if r.aroundFault() {
 					e.readToFaults += r.size
 				}
 			}
@@ -1221,6 +1224,12 @@ func (e *engine) widerWindow(r *request, access string) (us float64, read int64,
 	return us, read, true
 }
 
+// aroundFault says r is readahead around a page fault: no read call
+// in progress and no sequential advice (a copy's stream has one).
+func (r *request) aroundFault() bool {
+	return r.readahead && !r.write && r.readCall <= 0 && !r.sequential
+}
+
 // faultWindow is a read around a fault on the recording drive: where it
 // began and where its last request ended.
 type faultWindow struct{ start, end int64 }
@@ -1234,15 +1243,16 @@ type faultWindow struct{ start, end int64 }
 // continuing the last, on a read call or a copy) go one after another
 // there too. Chromium's start read 312 MiB from the VM disk (8 MiB
 // windows) in 133 random requests and 541 continuing them, 301 MiB from
-// the HDD model (2.5 MiB) in 231 random ones: the disk seeks for each.
+// the HDD model (2.5 MiB) in 231 random ones: the disk seeks for each (a
+// drive without a head does not care: faultWindows is nil there).
 func (e *engine) narrowerFault(r *request, access string) bool {
-	if e.faultWindows == nil || !r.readahead || r.write || r.readCall > 0 || r.sequential || r.offset < 0 || !e.moves(r.dev) || !e.to.Positional() {
+	if e.faultWindows == nil || !r.aroundFault() || r.offset < 0 || !e.moves(r.dev) {
 		return false
 	}
-	w := e.faultWindows[r.dev]
-	if access != "seq" || w == nil || r.offset != w.end {
+	w, ok := e.faultWindows[r.dev]
+	if access != "seq" || !ok || r.offset != w.end {
 		if access == "rand" {
-			e.faultWindows[r.dev] = &faultWindow{start: r.offset, end: r.offset + r.size}
+			e.faultWindows[r.dev] = faultWindow{start: r.offset, end: r.offset + r.size}
 		} else {
 			delete(e.faultWindows, r.dev)
 		}
@@ -1250,7 +1260,7 @@ func (e *engine) narrowerFault(r *request, access string) bool {
 	}
 	width := int64(e.to.ReadaheadKB) << 10
 	before, last := (r.offset-w.start-1)/width, (r.offset+r.size-1-w.start)/width
-	w.end = r.offset + r.size
+	e.faultWindows[r.dev] = faultWindow{start: w.start, end: r.offset + r.size}
 	return last > before
 }
 

@@ -926,6 +926,19 @@ func faults(b *Builder, offsets []int64, size int64) int64 {
 	return at
 }
 
+// predictFaults is the prediction, from one drive to another, of page
+// faults at offsets, each a readahead request of size (see faults).
+func predictFaults(t *testing.T, from, to *drive.Spec, offsets []int64, size int64) float64 {
+	t.Helper()
+	b := NewBuilder()
+	end := faults(b, offsets, size)
+	res, err := b.Predict(from, to, end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.PredictedS
+}
+
 // A recording drive whose window is wider than its largest request (a
 // disk's 2.5 MiB in requests of 1.25 MiB) cut each fault into requests of
 // that size: the new drive's wider window reads around the first.
@@ -939,15 +952,7 @@ func TestWindowWiderThanARequest(t *testing.T) {
 	for i := range int64(6) {
 		together = append(together, (1<<30)+(i*5%6)*1280<<10) // 6 × 1.25 MiB within 7.5 MiB, out of order
 	}
-	predict := func(to *drive.Spec) float64 {
-		b := NewBuilder()
-		end := faults(b, together, 1280<<10)
-		res, err := b.Predict(from, to, end, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.PredictedS
-	}
+	predict := func(to *drive.Spec) float64 { return predictFaults(t, from, to, together, 1280<<10) }
 	const outside = 6 * 50e-6 // between the faults
 	// All six within the first fault's 8 MiB window: one random request
 	// and the rest streamed, against six random requests.
@@ -967,13 +972,7 @@ func TestWiderReadaheadWindow(t *testing.T) {
 	narrow, wide := flat("to-narrow", 400, 1), flat("to-wide", 400, 1)
 	narrow.ReadaheadKB, wide.ReadaheadKB, wide.MaxRequestKB = 128, 2048, 1024
 	predict := func(to *drive.Spec, offsets []int64, size int64) float64 {
-		b := NewBuilder()
-		end := faults(b, offsets, size)
-		res, err := b.Predict(from, to, end, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.PredictedS
+		return predictFaults(t, from, to, offsets, size)
 	}
 	var together, apart []int64
 	for i := range int64(16) {
@@ -1018,15 +1017,7 @@ func TestWiderWindowsAllRemembered(t *testing.T) {
 	for _, off := range once {
 		twice = append(twice, off+256<<10)
 	}
-	predict := func(offsets []int64) float64 {
-		b := NewBuilder()
-		end := faults(b, offsets, 128<<10)
-		res, err := b.Predict(from, wide, end, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.PredictedS
-	}
+	predict := func(offsets []int64) float64 { return predictFaults(t, from, wide, offsets, 128<<10) }
 	if o, tw := predict(once), predict(twice); tw-200*100e-6 > 1.01*o {
 		t.Errorf("200 windows, then beside each: %v s, against %v s for the first round alone", tw, o)
 	}
@@ -1115,13 +1106,7 @@ func TestNarrowerWindowFaultsAgain(t *testing.T) {
 	}
 	predict := func(to *drive.Spec, readaheadKB int) float64 {
 		to.ReadaheadKB, to.MaxRequestKB = readaheadKB, 1280
-		b := NewBuilder()
-		end := faults(b, offsets, 1280<<10)
-		res, err := b.Predict(from, to, end, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.PredictedS
+		return predictFaults(t, from, to, offsets, 1280<<10)
 	}
 	disk, _ := diskAndFlash()
 	narrow := predict(disk, 2560)
