@@ -290,6 +290,38 @@ func TestWaitsAndHiddenThrottle(t *testing.T) {
 	}
 }
 
+// A write that sleeps while the journal's commit, sent just before it,
+// goes out waits for those writes: they move with the drive. Had they
+// completed before the call came, its sleep would be something else's
+// (a lock), and stays.
+func TestWriteWaitsForTheCommitInFlight(t *testing.T) {
+	predict := func(inFlight bool) float64 {
+		b := NewBuilder()
+		for i := range int64(10) {
+			// One at a time: 15 ms each, the last as the write wakes; or
+			// all done by the time it comes.
+			end := 155_000*us - (9-i)*15_000*us
+			if !inFlight {
+				end = 150*us + i*us
+			}
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: i * 10 * us, End: end,
+				Size: 512 << 10, Bytes: 512 << 10, Offset: 1<<30 + i<<19, Pid: 99, Tid: 99, Comm: "jbd2/sdb-8",
+				Flags: event.FlagKernel | event.FlagSync | event.FlagMeta})
+		}
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallWrite, Start: 200 * us, End: 155_100 * us,
+			Size: 10 << 10, Bytes: 10 << 10, Pid: 7, Tid: 7, Comm: "tar", Flags: event.FlagBlocked, Blocked: 154_800 * us})
+		res, err := b.Predict(flat("usb", 15_000, 4), flat("ssd", 150, 4), 155_100*us, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	if got := predict(true); got > 0.155/5 {
+		t.Errorf("a write asleep through the commit in flight: %v s on a drive 100 times as fast, want it shorter than %v", got, 0.155/5)
+	}
+	near(t, "the commit done before the write came", predict(false), 0.1551)
+}
+
 // A bio-based drive (zram) serves a request on the caller's CPU: the call
 // never slept, yet it waited for its own requests; and a page fault's read
 // outside any call or wait is waited for too.
