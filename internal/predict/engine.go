@@ -692,17 +692,15 @@ func (e *engine) matchItem(it *item) {
 	// had it come 12 ms later it would have been a wait outside the call,
 	// which takes them.
 	early := it.kind == kindCall && slept && it.writes
-	var lo, hi int
+	from, to := it.start, it.end // the arrivals to look at
 	if it.kind == kindWait || early {
-		lo = sort.Search(len(live), func(k int) bool { return live[k].start >= it.start-e.maxLat })
-	} else {
-		lo = sort.Search(len(live), func(k int) bool { return live[k].start >= it.start })
+		from -= e.maxLat
 	}
 	if it.kind == kindWait {
-		hi = sort.Search(len(live), func(k int) bool { return live[k].start > it.end+wakeSlack })
-	} else {
-		hi = sort.Search(len(live), func(k int) bool { return live[k].start > it.end })
+		to += wakeSlack
 	}
+	lo := sort.Search(len(live), func(k int) bool { return live[k].start >= from })
+	hi := sort.Search(len(live), func(k int) bool { return live[k].start > to })
 	e.set = e.set[:0]
 	for k := lo; k < hi; k++ {
 		r := &live[k]

@@ -1547,34 +1547,36 @@ func TestWakeCostPerWait(t *testing.T) {
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
 	near(t, "a long computation", res.PredictedS, (float64(end)/1e3-100*4+100*coldCapNs/1e3*(ratio-1))*1e-6)
 
+	// 1000 reads, each asleep 100 of its 150 µs, and 10 µs after each a
+	// call of 30 µs the page cache served (cached gives it, at at).
+	hitAfterEach := func(cached func(i, at int64) *event.Event) float64 {
+		b := NewBuilder()
+		for i := range int64(1000) {
+			at := i * 200 * us
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 150*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+				Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
+			b.Add(cached(i, at+160*us))
+		}
+		res, _ := b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), 1000*200*us, nil)
+		return res.PredictedS
+	}
 	// A call the page cache served between two reads, and the gap before
 	// it, stay as they were (untar writing each file between its archive's
 	// reads); the gap after it moves as the next read's.
-	b = NewBuilder()
-	for i := range int64(1000) {
-		at := i * 200 * us
-		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 150*us, Size: 4096, Bytes: 4096, Offset: i << 20,
-			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
-		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
-		b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Start: at + 160*us, End: at + 190*us, Size: 4096, Bytes: 4096, Offset: i << 12, Inode: 9,
-			Pid: 7, Tid: 7})
-	}
-	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), 1000*200*us, nil)
-	near(t, "a cache hit between", res.PredictedS, 1000*196e-6+(1000*50+999*10)*(ratio-1)*1e-6)
+	write := hitAfterEach(func(i, at int64) *event.Event {
+		return &event.Event{Layer: event.Syscall, Op: event.Write, Start: at, End: at + 30*us, Size: 4096, Bytes: 4096, Offset: i << 12, Inode: 9,
+			Pid: 7, Tid: 7}
+	})
+	near(t, "a cache hit between", write, 1000*196e-6+(1000*50+999*10)*(ratio-1)*1e-6)
 
 	// A read the cache served right after the wait (grep reading a small
 	// file to its end), and the gap before it, move with it.
-	b = NewBuilder()
-	for i := range int64(1000) {
-		at := i * 200 * us
-		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 150*us, Size: 4096, Bytes: 4096, Offset: i << 20,
-			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
-		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
-		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at + 160*us, End: at + 190*us, Size: 4096, Offset: i << 20, Inode: 9,
-			Pid: 7, Tid: 7, Flags: event.FlagBlocked})
-	}
-	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), 1000*200*us, nil)
-	near(t, "the read to the end after it", res.PredictedS, 1000*196e-6+(1000*(50+10+30)+999*10)*(ratio-1)*1e-6)
+	readToEnd := hitAfterEach(func(i, at int64) *event.Event {
+		return &event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 30*us, Size: 4096, Offset: i << 20, Inode: 9,
+			Pid: 7, Tid: 7, Flags: event.FlagBlocked}
+	})
+	near(t, "the read to the end after it", readToEnd, 1000*196e-6+(1000*(50+10+30)+999*10)*(ratio-1)*1e-6)
 }
 
 // A call that streams sleeps again and again for readahead that overlaps
