@@ -89,6 +89,7 @@ func TestInterruptStopsLongCommands(t *testing.T) {
 			if took > time.Second {
 				t.Errorf("exited %v after SIGINT, want within a second", took)
 			}
+			t.Logf("exited %v after SIGINT", took)
 			if err == nil || cmd.ProcessState.ExitCode() != 130 {
 				t.Errorf("exit %v, want status 130", err)
 			}
