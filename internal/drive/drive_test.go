@@ -215,8 +215,12 @@ func TestDistanceFactor(t *testing.T) {
 	if !(near < far && far < 1) || near > 0.4 {
 		t.Errorf("disk: near %v, far %v", near, far)
 	}
-	// Past the grid's span a seek keeps growing, as the square root of its
-	// distance at the rate between the two longest spans.
+	// Past the longest distance benched (a third of the longest span) a
+	// seek keeps growing, as the square root of its distance at the rate
+	// between the two longest spans; it is not held flat up to the span.
+	if third, half := disk.DistanceFactor(400<<20), disk.DistanceFactor(512<<20); !(third < half && half < disk.DistanceFactor(1<<30)) {
+		t.Errorf("between a third of the longest span and all of it: %v at 400 MiB, %v at 512, %v at 1 GiB", third, half, disk.DistanceFactor(1<<30))
+	}
 	at1G, at4G, at16G := disk.DistanceFactor(1<<30), disk.DistanceFactor(4<<30), disk.DistanceFactor(16<<30)
 	if grow := (at16G - at4G) / (at4G - at1G); !(at1G < at4G && at4G < at16G) || math.Abs(grow-2) > 0.01 {
 		t.Errorf("past the span: %v at 1 GiB, %v at 4, %v at 16 (√ steps 1:2, got 1:%.2f)", at1G, at4G, at16G, grow)
