@@ -2117,3 +2117,14 @@ func TestUnexplainedWithinTheProfilesUncertainty(t *testing.T) {
 	p.same, p.to = true, 13.3
 	near(t, "the same drive", p.rescale(false), 18)
 }
+
+// Drive time a program did not sleep through ran beside its computation;
+// on a bio-based drive its callers do the drive's work themselves, so the
+// new drive's time all comes after their computation, none beside it.
+func TestSynchronousDriveTimeHidesBehindNothing(t *testing.T) {
+	p := programTime{waitSums: waitSums{asleep: 20.6, from: 20.7, to: 0.12, cpu: 0.6}, whole: 21.2}
+	near(t, "onto a drive that queues", p.rescale(false), 20.6-20.7+0.12)
+	near(t, "onto a bio-based drive", p.rescale(true), 0.12)
+	p.asleep, p.whole = 20.9, 21.5 // slept more than its drive time: the rest stays either way
+	near(t, "slept more, onto a bio-based drive", p.rescale(true), 0.12+0.2)
+}
