@@ -492,6 +492,10 @@ func describe(cfg Config, file, fio string, direct bool) *drive.Spec {
 		p.Tool = strings.TrimSpace(string(out))
 	}
 	p.Device, p.FSType, p.Synchronous = deviceOf(p.Dir)
+	var st unix.Statfs_t
+	if unix.Statfs(p.Dir, &st) == nil {
+		p.FSBytes = int64(st.Blocks) * int64(st.Bsize)
+	}
 	p.Cgroup, p.CgroupV1 = host.IOCgroup(os.Getpid())
 	p.ReadaheadKB, p.MaxRequestKB = queueKB(p.Device, "read_ahead_kb"), queueKB(p.Device, "max_sectors_kb")
 	if p.Name == "" {

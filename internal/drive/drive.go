@@ -21,6 +21,10 @@ type Spec struct {
 	Dir    string `json:"dir,omitempty"`    // where it was measured
 	Device string `json:"device,omitempty"` // the block device under Dir
 	FSType string `json:"fstype,omitempty"`
+	// FSBytes is the size of the file system under Dir: no request on it
+	// lies farther than that from the last, so no seek is longer (0:
+	// unknown).
+	FSBytes int64 `json:"fs_bytes,omitempty"`
 	// Cgroup is the cgroup whose I/O limits the bench ran under (blkio or
 	// io; empty: the root).
 	Cgroup string `json:"cgroup,omitempty"`
@@ -632,5 +636,11 @@ func (p *Spec) distanceFactor(spans []Span, distance int64) float64 {
 		x := (float64(k) + 0.5) * s / n
 		mean += at(x) * 2 * (s - x) / (s * s) * s / n
 	}
-	return at(float64(max(distance, 1))) / mean
+	d := max(distance, 1)
+	if p.FSBytes > 0 {
+		// A recording on a larger file system moves farther than any
+		// request on this one can.
+		d = min(d, p.FSBytes)
+	}
+	return at(float64(d)) / mean
 }

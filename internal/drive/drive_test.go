@@ -225,6 +225,13 @@ func TestDistanceFactor(t *testing.T) {
 	if grow := (at16G - at4G) / (at4G - at1G); !(at1G < at4G && at4G < at16G) || math.Abs(grow-2) > 0.01 {
 		t.Errorf("past the span: %v at 1 GiB, %v at 4, %v at 16 (√ steps 1:2, got 1:%.2f)", at1G, at4G, at16G, grow)
 	}
+	// No seek on a file system is longer than the file system: a
+	// recording's longer one takes the longest there is.
+	small := *disk
+	small.FSBytes = 4 << 30
+	if got, want := small.DistanceFactor(16<<30), disk.DistanceFactor(4<<30); got != want || small.DistanceFactor(1<<30) != at1G {
+		t.Errorf("on a 4 GiB file system: %v at 16 GiB, want 4 GiB's %v", got, want)
+	}
 	for _, d := range []int64{0, 4096, 1 << 20, 1 << 40} {
 		if f := flash.DistanceFactor(d); f != 1 {
 			t.Errorf("flash at %d: %v, want 1", d, f)
