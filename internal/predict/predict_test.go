@@ -2029,6 +2029,37 @@ func TestComputationBehindAnothersWaits(t *testing.T) {
 	}
 }
 
+// A timeout that ended while other threads waited for the drive was,
+// as far as the trace tells, a wait for their work (a browser giving up on
+// its renderer): on the new drive it ends when their work is done there.
+// One while no other thread waited keeps its length.
+func TestTimeoutWhileOthersWaited(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sleeps []*event.Event
+		want   float64
+	}{
+		// (The third thread's short sleep, ended by the reader, puts the
+		// run on the wake graph.)
+		{"a timeout while the reader read", []*event.Event{sleepEv(1, 50.02, 150.02, 150.03, 0, false), sleepEv(3, 50.03, 60, 60.01, 2, false)}, 0.1636},
+		// Woken by the thread that computed (as in
+		// TestComputationBehindAnothersWaits: 250 ms whatever the drive),
+		// then a timeout after the reads.
+		{"a timeout after the reads", []*event.Event{sleepEv(1, 50.02, 150.02, 150.03, 3, false), sleepEv(1, 150.5, 200, 200.01, 0, false)}, 0.25},
+	} {
+		b := NewBuilder()
+		startsAReader(b, nil, 2)
+		for _, e := range tc.sleeps {
+			b.Add(e)
+		}
+		res, err := b.Predict(nil, flat("fast", 960, 1), 250e6, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, tc.name, res.PredictedS, tc.want)
+	}
+}
+
 // A thread pool's worker that woke from a timeout with nothing to do and
 // slept again is idle: when the reader wakes it, it goes on when the
 // reads are done on the new drive, not after its timeout (100 ms) —
