@@ -196,6 +196,9 @@ type request struct {
 	paused   bool  // it found its device idle for a while (pauseNs)
 	idleNs   int64 // how long its device had been idle when it came (0: busy, or unknown)
 	bios     bool  // recorded on a bio-based device: a bio, not a request the block layer merged
+	// layoutJump: it goes from a journal to a file's data or back (see
+	// engine.onTarget).
+	layoutJump bool
 	// streamed: readahead recorded on a bio-based device that starts
 	// where its process's last readahead ended (continuesStream).
 	streamed bool
@@ -233,6 +236,9 @@ type blockIO struct {
 	pastThrottle bool
 	readahead    bool
 	flush        bool // a cache flush (counted among the writes)
+	// journal: a kernel thread's synchronous metadata write — a journal's
+	// (jbd2's blocks, the commit block after them).
+	journal bool
 	// The reader behind a readahead request: the size of its call (0:
 	// none known, or a copy) and whether it advised sequential reading.
 	readCall   int64
@@ -1248,6 +1254,7 @@ type devRecent struct {
 	ends               []int64
 	cached             bool
 	cacheFrom, cacheTo int64
+	journal            bool // the last request was a journal's (blockIO.journal)
 }
 
 func secs(ns int64) float64   { return float64(ns) / 1e9 }

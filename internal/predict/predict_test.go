@@ -1273,6 +1273,42 @@ func TestFlushAndTheWriteAfterIt(t *testing.T) {
 	near(t, "with its cycle measured", predict(cycle)-predict(plain), 20*((2000-90)+(9000-180))*1e-6)
 }
 
+// fsync'd files: each file's data, then the journal's blocks and its
+// commit block. How far the files lie from the journal is the recording's
+// file system's layout, not the workload's: on a disk whose file system's
+// size is known both recordings take a quarter of it for the head's move
+// between the two, whichever they were; without it, what was recorded.
+func TestJournalDistanceIsTheNewFileSystems(t *testing.T) {
+	const journal = int64(4 << 30)
+	predict := func(data int64, to *drive.Spec) float64 {
+		b := NewBuilder()
+		var at int64
+		for i := range int64(20) {
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Flush, Call: event.CallFsync, Start: at, End: at + 3000*us, Pid: 2, Tid: 2,
+				Flags: event.FlagBlocked, Blocked: 3000 * us})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 10*us, End: at + 1000*us, Size: 8192, Bytes: 8192,
+				Offset: data + i*8192, Pid: 2, Tid: 2, Comm: "dd", Flags: event.FlagSync})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 1010*us, End: at + 2000*us, Size: 8192, Bytes: 8192,
+				Offset: journal + i*12288, Pid: 99, Comm: "jbd2/vdb-8", Flags: event.FlagKernel | event.FlagMeta | event.FlagSync})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 2010*us, End: at + 2990*us, Size: 4096, Bytes: 4096,
+				Offset: journal + i*12288 + 8192, Pid: 98, Comm: "kworker/0:1H", Flags: event.FlagKernel | event.FlagMeta | event.FlagSync})
+			at += 4000 * us
+		}
+		res, err := b.Predict(flat("was", 1000, 1), to, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	disk, _ := diskAndFlash()
+	const nearby, far = journal + 30<<20, journal - 2<<30
+	if n, f := predict(nearby, disk), predict(far, disk); f-n < 20*2*0.001 {
+		t.Errorf("file system's size unknown: %v s with the files 30 MiB from the journal, %v s 2 GiB from it; want the farther slower", n, f)
+	}
+	disk.FSBytes = 8 << 30
+	near(t, "files near the journal against far from it", predict(nearby, disk), predict(far, disk))
+}
+
 // throttled is a drive behind a cgroup's 1,500 requests and 40 MB/s a
 // second, at any depth, with an 8 MiB readahead window.
 func throttled() *drive.Spec {
