@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/testutil"
 )
@@ -76,6 +78,11 @@ func TestBenchMeasuresADrive(t *testing.T) {
 		!(w.LongTaskUs > w.TaskUs && w.LongTaskUs < 1e5) || !(w.Points[4].LongExtraUs < 1e4) ||
 		!strings.Contains(r.stdout, "this machine starts a process in ") || !strings.Contains(r.stdout, "a shell starting three: ") {
 		t.Errorf("idle wake-up %+v; summary:\n%s", w, r.stdout)
+	}
+	// The file system's size bounds a seek on it: what statfs says.
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil || d.FSBytes != int64(st.Blocks)*int64(st.Bsize) {
+		t.Errorf("fs_bytes %d, statfs of %s %d (%v)", d.FSBytes, dir, int64(st.Blocks)*int64(st.Bsize), err)
 	}
 	if len(d.WriteSpans) != 3 || len(d.Spans) != 3 {
 		t.Errorf("spans: %d read, %d write, want 3 each", len(d.Spans), len(d.WriteSpans))
