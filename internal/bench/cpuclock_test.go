@@ -80,6 +80,15 @@ func TestSmallFilesReadWhole(t *testing.T) {
 	if r.bytes != 40*4096 || len(r.lats) != 40 || !(r.cpuUs > 0) {
 		t.Errorf("%d bytes, %d reads, %.0f µs CPU", r.bytes, len(r.lats), r.cpuUs)
 	}
+	// The same files direct (where the file system takes it: ext4 here,
+	// not tmpfs), the same bytes.
+	if d, ok, err := readSmallFilesDirect(context.Background(), paths, 4096); err != nil {
+		t.Fatal(err)
+	} else if _, derr := openDirect(paths[0]); ok != (derr == nil) {
+		t.Errorf("direct read ok %v, opening direct: %v", ok, derr)
+	} else if ok && (d.bytes != 40*4096 || len(d.lats) != 40 || !(d.cpuUs > 0)) {
+		t.Errorf("direct: %d bytes, %d reads, %.0f µs CPU", d.bytes, len(d.lats), d.cpuUs)
+	}
 	if err := os.Truncate(paths[3], 100); err != nil {
 		t.Fatal(err)
 	}
