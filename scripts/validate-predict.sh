@@ -120,9 +120,19 @@ if [ -n "${PROFILES:-}" ]; then
     done
   done
 fi
+# probe: how long this machine takes for a fixed computation now (ms, the
+# best of three), printed beside each stage: the VM's speed moves.
+probe() { python3 -c '
+import time
+best = 1e9
+for _ in range(3):
+    t = time.perf_counter(); s = 0
+    for i in range(1000000): s += i
+    best = min(best, time.perf_counter() - t)
+print("%.0f ms" % (best * 1e3))'; }
 for d in "${drives[@]}"; do
   [ -n "${PROFILES:-}" ] && break
-  echo "bench $d" >&2
+  echo "bench $d (CPU probe $(probe))" >&2
   run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size "$bench_size" --runtime "$bench_runtime" --label "$d" >/dev/null 2>&1
 done
 
@@ -229,12 +239,18 @@ cold_flag() { # workload, dir
 }
 
 median() { python3 -c 'import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))' "$@"; }
-for d in "${drives[@]}"; do
-  echo "record on $d" >&2
-  prepare "$d"
-  for w in "${workloads[@]}"; do
-    runs=()
-    for k in $(seq "$repeat"); do
+# The repetitions go round the drives: run k on every drive, then run k+1.
+# This VM's speed moves over minutes (a day's CPU-bound runs 20-30 % slower
+# than the day before's, zram's 1 MiB reads 306 us against 155), and a run
+# that recorded one drive after another set a drive's times against
+# another's taken at other moments; round the drives, each drive's median
+# is of runs spread over the whole recording.
+for d in "${drives[@]}"; do echo "prepare $d" >&2; prepare "$d"; done
+declare -A runs
+for k in $(seq "$repeat"); do
+  for d in "${drives[@]}"; do
+    echo "record on $d, run $k of $repeat (CPU probe $(probe))" >&2
+    for w in "${workloads[@]}"; do
       # Each run starts from the same state: what the last one wrote is
       # removed (and the removal written out) before recording.
       rm -rf "${dirs[$d]}/big.copy" "${dirs[$d]}/big.copy2" "${dirs[$d]}/small" "${dirs[$d]}/x" "${dirs[$d]}/tree.copy"
@@ -247,10 +263,16 @@ for d in "${drives[@]}"; do
       python3 -c 'bytes(1) * (2 << 30)'
       # shellcheck disable=SC2086
       out=$(run_on "$d" "$ioshape" --store "$store" record $cold --label "$w-$d-$k" --json -- "${cmd[@]}" 2>/dev/null || true)
-      runs+=("$(sed -n 's/.*"duration_s": \([0-9.]*\).*/\1/p' <<< "$out")")
-      [ -n "${runs[-1]}" ] || { echo "recording $w on $d failed" >&2; exit 1; }
+      took=$(sed -n 's/.*"duration_s": \([0-9.]*\).*/\1/p' <<< "$out")
+      [ -n "$took" ] || { echo "recording $w on $d failed" >&2; exit 1; }
+      runs[$w-$d]+=" $took"
     done
-    measured[$w-$d]=$(median "${runs[@]}")
+  done
+done
+for d in "${drives[@]}"; do
+  for w in "${workloads[@]}"; do
+    # shellcheck disable=SC2086
+    measured[$w-$d]=$(median ${runs[$w-$d]})
     echo "$w-$d ${measured[$w-$d]}" >> "$store/measured.tsv"
   done
 done
