@@ -155,6 +155,7 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 		each = 200 * time.Millisecond
 	}
 	rounds := roundsFor(each)
+	length := each / time.Duration(rounds)
 	total += len(tests) * (rounds - 1)
 	runs := make([][]run, len(tests))
 	done := 0
@@ -172,13 +173,13 @@ func Run(ctx context.Context, cfg Config) (*drive.Spec, error) {
 			// the device counts them, and is the drive's time, not the wait's.
 			waitTest := r == 0 && direct && t == Test{Op: "read", Access: "rand", Size: 4 << 10, Depth: 1, Jobs: 1} && !host.IOThrottled(p.Cgroup)
 			before, counted := deviceReads(p.Device)
-			length := each / time.Duration(rounds)
+			testTime := length
 			if waitTest {
 				// Long enough for a slow disk's reads to tell its wait (see
 				// waitCost), as its spans are.
-				length = max(length, spanRuntime)
+				testTime = max(length, spanRuntime)
 			}
-			rn, err := runOne(ctx, fio, file, cfg.Size, t, length, direct)
+			rn, err := runOne(ctx, fio, file, cfg.Size, t, testTime, direct)
 			if err != nil {
 				return nil, testFailed(ctx, "fio", t, err)
 			}
@@ -621,12 +622,17 @@ func decodeFio(out []byte) (*fioResult, error) {
 	return &r, nil
 }
 
+// side is the first job's account of op (read or write).
+func (r *fioResult) side(op string) fioSide {
+	if op == "write" {
+		return r.Jobs[0].Write
+	}
+	return r.Jobs[0].Read
+}
+
 // pointOf is the test's point in fio's report.
 func pointOf(r *fioResult, t Test) (drive.Point, error) {
-	side := r.Jobs[0].Read
-	if t.Op == "write" {
-		side = r.Jobs[0].Write
-	}
+	side := r.side(t.Op)
 	if side.IOPS <= 0 || side.LatNs.Mean <= 0 {
 		return drive.Point{}, errors.New("fio completed no I/O")
 	}

@@ -156,11 +156,11 @@ func readSmallFilesDirect(ctx context.Context, paths []string, size int) (r time
 	if len(paths) == 0 {
 		return r, false, nil
 	}
-	if f, err := openDirect(paths[0]); err != nil {
+	f, err := openDirect(paths[0])
+	if err != nil {
 		return r, false, nil
-	} else {
-		f.Close()
 	}
+	f.Close()
 	r, err = readFiles(ctx, paths, size, openDirect, alignedBuffer(size))
 	return r, err == nil, err
 }

@@ -45,10 +45,7 @@ func runOf(r *fioResult, t Test) (run, error) {
 	if err != nil {
 		return run{}, err
 	}
-	side := r.Jobs[0].Read
-	if t.Op == "write" {
-		side = r.Jobs[0].Write
-	}
+	side := r.side(t.Op)
 	return run{pt: pt, ios: float64(side.TotalIOs), sdUs: side.LatNs.Stddev / 1e3, secs: float64(side.RuntimeMs) / 1e3}, nil
 }
 

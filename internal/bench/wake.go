@@ -68,23 +68,25 @@ func measureWake(ctx context.Context, dir, dev string, synchronous bool) (us flo
 		if !ok1 || !ok2 || n < wakeFiles/2 {
 			return 0, pt, false, nil
 		}
-		extra := cold.cpuUs + cold.waitUs - warm.cpuUs - warm.waitUs
+		// What the cold run is set against: the same reads from the cache.
+		// On a bio-based device its own time is the caller's, and predict
+		// counts it as the drive's: there, the same reads direct (the
+		// device's time, and a read's) — not its counters, which count such
+		// a device in jiffies (4 ms here, against zram's 2.5 ms for the 500
+		// reads: zram's came out 0 and 4–5 µs run to run).
+		ref := warm.cpuUs + warm.waitUs
 		if synchronous {
-			// The device's own time is the caller's here, and predict counts
-			// it as the drive's: less the same reads direct (the device's
-			// time, and a read's). Not its counters: a bio-based device
-			// counts in jiffies (4 ms here, against zram's 2.5 ms for the
-			// 500 reads), and zram's came out 0 and 4–5 µs run to run.
 			direct, ok, err := readSmallFilesDirect(ctx, paths, wakeFileBytes)
-			if err != nil {
+			switch {
+			case err != nil:
 				return 0, pt, false, err
-			}
-			if ok {
-				extra = cold.cpuUs + cold.waitUs - direct.cpuUs - direct.waitUs
-			} else {
-				extra -= (after.ms - before.ms) * 1e3
+			case ok:
+				ref = direct.cpuUs + direct.waitUs
+			default:
+				ref += (after.ms - before.ms) * 1e3
 			}
 		}
+		extra := cold.cpuUs + cold.waitUs - ref
 		runs, pt = append(runs, max(0, extra)/float64(n)), cold.point(wakeTest)
 	}
 	return round(median(runs)), pt, true, nil
