@@ -187,7 +187,7 @@ func Analyze(ctx context.Context, t *Trace, popts profile.Options, copts classif
 	}
 	if model != nil {
 		var r *predict.Ranking
-		if a.Prediction, r, err = model.finish(a.Class); err == nil {
+		if a.Prediction, r, err = model.finish(ctx, t, a.Class, watch); err == nil {
 			if len(r.Drives) > 1 {
 				a.Drives = r
 			}

@@ -55,7 +55,7 @@ func Predict(ctx context.Context, t *Trace, from *drive.Spec, tos []*drive.Spec,
 	case err != nil:
 		return nil, err
 	}
-	_, r, err := model.finish(class)
+	_, r, err := model.finish(ctx, t, class, watch)
 	return r, err
 }
 
@@ -64,6 +64,9 @@ type predictRun struct {
 	meta  tracefile.Meta
 	from  *drive.Spec
 	known []*drive.Spec
+	// tos and on as asked, for a second read (finish).
+	tos []*drive.Spec
+	on  []event.Dev
 	// cands are the sets of devices that may move, each with the drives
 	// streamed for it: on, or each disk of the trace when on is empty and
 	// it names several (the one waited on most is chosen at the end), or
@@ -79,7 +82,14 @@ type moveCandidate struct {
 }
 
 func newPredictRun(meta tracefile.Meta, from *drive.Spec, tos []*drive.Spec, known []*drive.Spec, on []event.Dev) *predictRun {
+	return newPredictRunAfter(meta, from, tos, known, on, 0)
+}
+
+// newPredictRunAfter is newPredictRun leaving out the flushers' writes
+// that start at or after writebackAfter (0: none).
+func newPredictRunAfter(meta tracefile.Meta, from *drive.Spec, tos []*drive.Spec, known []*drive.Spec, on []event.Dev, writebackAfter int64) *predictRun {
 	b := predict.NewBuilder()
+	b.SetWritebackAfter(writebackAfter)
 	b.MoveOnly(on)
 	b.SetRecordedThrottled(recordedThrottled(meta.Header))
 	if meta.Footer != nil {
@@ -105,7 +115,7 @@ func newPredictRun(meta tracefile.Meta, from *drive.Spec, tos []*drive.Spec, kno
 	for _, f := range froms {
 		streamed = append(streamed, predict.From{Profile: f, Unthrottled: unthrottled(f, known)})
 	}
-	m := &predictRun{meta: meta, from: from, known: known, b: b}
+	m := &predictRun{meta: meta, from: from, known: known, tos: tos, on: on, b: b}
 	m.cands = []moveCandidate{{devs: on}}
 	if len(on) == 0 {
 		if disks := disksOf(meta); len(disks) > 1 {
@@ -184,8 +194,42 @@ func (m *predictRun) chosen() (moveCandidate, string) {
 }
 
 // finish predicts on each drive, with the phases class found, and ranks
-// them; first is the first drive's prediction.
-func (m *predictRun) finish(class *classify.Result) (first *predict.Result, _ *predict.Ranking, _ error) {
+// them; first is the first drive's prediction. Where the flushers wrote
+// back after the run would have ended on a drive, it reads t again for
+// that drive with those writes left out (predict.Result.LateWriteback).
+func (m *predictRun) finish(ctx context.Context, t *Trace, class *classify.Result, watch Watch) (first *predict.Result, _ *predict.Ranking, _ error) {
+	rs, err := m.results(class)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range rs {
+		at, ok := r.LateWriteback()
+		if !ok {
+			continue
+		}
+		again := newPredictRunAfter(m.meta, m.from, []*drive.Spec{m.tos[i]}, m.known, m.on, at)
+		if _, err := t.Events(ctx, "predicting without late writeback on "+m.tos[i].Name, watch, func(e *event.Event) error {
+			again.add(e)
+			return nil
+		}); err != nil {
+			return nil, nil, err
+		}
+		r2, err := again.results(class)
+		if err != nil {
+			return nil, nil, err
+		}
+		rs[i] = r2[0]
+	}
+	ranked, err := predict.Rank(rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rs[0], ranked, nil
+}
+
+// results predicts on each drive of the chosen set of devices, in the
+// order of tos.
+func (m *predictRun) results(class *classify.Result) ([]*predict.Result, error) {
 	var recorded int64
 	if m.meta.Footer != nil {
 		recorded = m.meta.Footer.DurationNs
@@ -214,18 +258,14 @@ func (m *predictRun) finish(class *classify.Result) (first *predict.Result, _ *p
 	for _, to := range c.tos {
 		r, err := m.b.PredictRange(from, to, recorded, bounds)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if note != "" {
 			r.Notes = append(r.Notes, note)
 		}
 		rs = append(rs, r)
 	}
-	ranked, err := predict.Rank(rs)
-	if err != nil {
-		return nil, nil, err
-	}
-	return rs[0], ranked, nil
+	return rs, nil
 }
 
 // RecordedOn is the newest profile in known of the drive a trace was

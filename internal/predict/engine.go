@@ -88,6 +88,14 @@ type engine struct {
 	// readToFaults is the share of readTo read around faults, in windows
 	// no wider than the new drive's.
 	readToFaults int64
+	// Writeback nothing waited for: the latest start of a flusher's write
+	// (flushed: there was one) and the latest end of one the workload
+	// waited for (noteWaitedWriteback); after is where the run ends on the
+	// new drive (Builder.writebackAfter), lateBytes what was written back
+	// from then on, left out, and lateFirst the first of those writes.
+	flushed                            bool
+	lastFlusherWrite, waitedFlusherEnd int64
+	after, lateBytes, lateFirst        int64
 }
 
 // holdNs is how far behind the newest completion an I/O is released: the
@@ -126,6 +134,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 		e.cacheFrom, e.cacheTo, e.cacheKnown = pageCacheCPU(from)*nsPerUsMiB, pageCacheCPU(to)*nsPerUsMiB, true
 	}
 	e.wakeKnown = from != nil && from.WakeUs != nil && to.WakeUs != nil
+	e.after = b.writebackAfter
 	return e
 }
 
@@ -399,6 +408,21 @@ func (e *engine) serve(arrived []blockIO) {
 		if r.kernel && e.servesUpper(&r) {
 			continue
 		}
+		if r.flusher && r.write && !r.flush {
+			if e.after > 0 && r.start >= e.after {
+				// Written back after the run would have ended on the new
+				// drive: it holds up nothing there.
+				if e.lateBytes == 0 || r.start < e.lateFirst {
+					e.lateFirst = r.start
+				}
+				e.lateBytes += r.size
+				continue
+			}
+			if !e.flushed || r.start > e.lastFlusherWrite {
+				e.lastFlusherWrite = r.start
+			}
+			e.flushed = true
+		}
 		e.reqs = append(e.reqs, request{blockIO: r})
 	}
 	group := e.reqs[first:]
@@ -526,6 +550,47 @@ func (e *engine) serve(arrived []blockIO) {
 			e.undecided = append(e.undecided, seq)
 		}
 	}
+}
+
+// noteWaitedWriteback notes the flushers' writes it waited for: it syncs,
+// it is a wait (woken as one completed), or they are all it took (a
+// writer held back by the dirty limit sleeps until the flushers catch
+// up). A call that took its own reads too took them only as they came
+// while it was out (cp's one copy_file_range of a whole file).
+func (e *engine) noteWaitedWriteback(it *item) {
+	onlyWriteback := true
+	for _, r := range e.set {
+		onlyWriteback = onlyWriteback && r.flusher && r.write
+	}
+	if it.kind != kindWait && !it.syncs && !onlyWriteback {
+		return
+	}
+	for _, r := range e.set {
+		if r.flusher && r.write {
+			e.waitedFlusherEnd = max(e.waitedFlusherEnd, r.end)
+		}
+	}
+}
+
+// lateWriteback is where the run would end on the new drive (ns, the
+// trace's clock) when the flushers wrote back after that, and the
+// workload waited for none of those writes: they ran during the recording
+// because it lasted
+// longer (the kernel's flusher wakes every 5 s and writes a device's dirty
+// data back once it is over that device's share of the threshold), and on
+// the new drive they come after the work. cp of 256 MiB on the blkio
+// throttle took 6.8 s and had 92–168 MB written back from 5.0 s on; on
+// the HDD model, between its reads, they made the copy 3.1 s where it
+// took 1.8 (it ended before the flusher woke).
+func (e *engine) lateWriteback(predictedS float64) (int64, bool) {
+	if e.sameDrive || !e.flushed {
+		return 0, false
+	}
+	cut := e.b.first + int64(predictedS*1e9)
+	if e.waitedFlusherEnd > 0 {
+		cut = max(cut, e.waitedFlusherEnd+1)
+	}
+	return cut, e.lastFlusherWrite >= cut
 }
 
 // onTarget is r as it lands on the new drive. Between a journal and a
@@ -759,6 +824,7 @@ func (e *engine) matchItem(it *item) {
 		return
 	}
 	it.bound = true
+	e.noteWaitedWriteback(it)
 	e.driveTime(it, e.set)
 	if it.syncs && !e.sameDrive {
 		e.unrecordedFlushes(it, e.set)

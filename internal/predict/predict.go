@@ -11,6 +11,7 @@ import (
 
 	"github.com/ioshape/ioshape/internal/drive"
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/units"
 )
 
 // The model. A traced workload's duration is split into what the drive
@@ -103,6 +104,17 @@ type Result struct {
 	Source string `json:"drive_source"`
 	// profile is the drive's, for its figures.
 	profile *drive.Spec
+	// lateWritebackAt: streamed, the model would leave out the flushers'
+	// writes from then on (LateWriteback).
+	lateWritebackAt int64
+}
+
+// LateWriteback says, of a streamed prediction, that the flushers wrote
+// back after the run would have ended on this drive, from at on (the
+// trace's clock): a Builder streamed again with SetWritebackAfter(at)
+// leaves those writes out. (Without Stream, Predict does so itself.)
+func (r *Result) LateWriteback() (at int64, ok bool) {
+	return r.lateWritebackAt, r.lateWritebackAt > 0
 }
 
 // ErrNoIO is a trace with nothing to predict.
@@ -284,8 +296,11 @@ type Builder struct {
 	// recordedThrottled: the recording ran under I/O limits (or may have).
 	recordedThrottled bool
 	kept              []event.Event // without Stream
-	lats              map[*drive.Spec]*latencies
-	wakes             wakeGraph // who woke whom, where the tracer says
+	// writebackAfter: the flushers' writes that start from then on (ns,
+	// the trace's clock; 0: none) come after the work (lateWriteback).
+	writebackAfter int64
+	lats           map[*drive.Spec]*latencies
+	wakes          wakeGraph // who woke whom, where the tracer says
 	// With Stream: the re-sorting, and an engine per drive the trace may
 	// have been recorded on, with and without a syscall layer.
 	stream *front
@@ -421,6 +436,11 @@ func (b *Builder) SetStacked(devs []event.Device) {
 	}
 }
 
+// SetWritebackAfter leaves out of the model the flushers' writes that
+// start at or after ns (the trace's clock): on the new drive they come
+// after the work (Result.LateWriteback). Call it before Stream.
+func (b *Builder) SetWritebackAfter(ns int64) { b.writebackAfter = ns }
+
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
 	return &Builder{comms: map[uint32]string{}, devBytes: map[event.Dev]int64{}, sysDevBytes: map[event.Dev]int64{}, waited: map[event.Dev]int64{}}
@@ -540,24 +560,43 @@ func (b *Builder) Predict(from, to *drive.Spec, recordedNs int64, phases []Bound
 	if recordedNs <= 0 {
 		recordedNs = b.last - b.first
 	}
+	if b.stream == nil {
+		res, en := b.predictKept(from, to, recordedNs, phases)
+		if at, ok := en.lateWriteback(res.PredictedS); ok && b.writebackAfter == 0 {
+			b.writebackAfter = at
+			res, _ = b.predictKept(from, to, recordedNs, phases)
+			b.writebackAfter = 0
+		}
+		return res, nil
+	}
 	var en *engine
-	f := b.stream
-	if f == nil {
-		en = newEngine(b, from, to, b.unthrottled, !b.hasItems)
-		f = newFront([]*engine{en})
-		for i := range b.kept {
-			f.add(&b.kept[i])
-		}
-	} else {
-		for _, c := range f.engines {
-			if c.from == from && c.to == to && c.noCalls == !b.hasItems {
-				en = c
-			}
-		}
-		if en == nil {
-			return nil, errors.New("predict: the drives are not those the model streamed for")
+	for _, c := range b.stream.engines {
+		if c.from == from && c.to == to && c.noCalls == !b.hasItems {
+			en = c
 		}
 	}
+	if en == nil {
+		return nil, errors.New("predict: the drives are not those the model streamed for")
+	}
+	res := b.result(en, b.stream, from, to, recordedNs, phases)
+	if at, ok := en.lateWriteback(res.PredictedS); ok && b.writebackAfter == 0 {
+		res.lateWritebackAt = at
+	}
+	return res, nil
+}
+
+// predictKept runs the model on the kept events for one pair of drives.
+func (b *Builder) predictKept(from, to *drive.Spec, recordedNs int64, phases []Boundary) (*Result, *engine) {
+	en := newEngine(b, from, to, b.unthrottled, !b.hasItems)
+	f := newFront([]*engine{en})
+	for i := range b.kept {
+		f.add(&b.kept[i])
+	}
+	return b.result(en, f, from, to, recordedNs, phases), en
+}
+
+// result is the prediction of the engine en, fed by f.
+func (b *Builder) result(en *engine, f *front, from, to *drive.Spec, recordedNs int64, phases []Boundary) *Result {
 	f.finish()
 	res := &Result{Drive: to.Name, RecordedS: secs(recordedNs), Layer: "syscall"}
 	if from != nil {
@@ -575,6 +614,10 @@ func (b *Builder) Predict(from, to *drive.Spec, recordedNs int64, phases []Bound
 	}
 	if f.late > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d I/Os came more than 10 s after I/Os that arrived later than they did: matched as they came", f.late))
+	}
+	if en.lateBytes > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the kernel's writeback of %s from %.1f s on, during the recording, would come after the work on this drive: left out",
+			units.Bytes(en.lateBytes), secs(en.lateFirst-b.first)))
 	}
 	ratios := b.ratios(en, from, to)
 	var saved float64
@@ -595,7 +638,7 @@ func (b *Builder) Predict(from, to *drive.Spec, recordedNs int64, phases []Bound
 	res.Phases = b.phases(en, ratios, recordedNs, phases)
 	res.Processes = b.processes(en, ratios)
 	res.HeadlineS, res.Tracks, res.TracksShare = b.headline(en, to)
-	return res, nil
+	return res
 }
 
 // ratio is a program's new waiting per recorded sleep (a) or, where it

@@ -2195,3 +2195,89 @@ func TestSynchronousDriveTimeHidesBehindNothing(t *testing.T) {
 	p.asleep, p.whole = 20.9, 21.5 // slept more than its drive time: the rest stays either way
 	near(t, "slept more, onto a bio-based drive", p.rescale(true), 0.12+0.2)
 }
+
+// lateWritebackCopy is a copy recorded on a drive that took 20 ms a MiB:
+// one copy_file_range call of process 2 over 300 sequential 1 MiB reads
+// (6 s), and from 5 s on a flusher writing 50 MiB back far away, between
+// the reads. With sync, process 3 syncs over the writeback.
+func lateWritebackCopy(writeback, sync bool) []event.Event {
+	var evs []event.Event
+	const n = 300
+	for k := int64(0); k < n; k++ {
+		s := k * 20e6
+		evs = append(evs, event.Event{Layer: event.Block, Op: event.Read, Start: s, End: s + 19e6, Size: 1 << 20, Bytes: 1 << 20,
+			Offset: 1<<30 + k<<20, Pid: 2, Tid: 2})
+		if writeback && s >= 5e9 {
+			evs = append(evs, event.Event{Layer: event.Block, Op: event.Write, Start: s + 5e6, End: s + 15e6, Size: 1 << 20, Bytes: 1 << 20,
+				Offset: 3<<30 + (k-250)<<20, Pid: 40, Tid: 40, Comm: "kworker/u8:1", Flags: event.FlagKernel})
+		}
+	}
+	evs = append(evs, event.Event{Layer: event.Syscall, Op: event.Write, Call: event.CallCopyFileRange, Start: 0, End: n * 20e6, Size: n << 20, Bytes: n << 20,
+		Pid: 2, Tid: 2, Comm: "cp", Flags: event.FlagBlocked, Blocked: n * 19e6})
+	if sync {
+		evs = append(evs, event.Event{Layer: event.Syscall, Op: event.Flush, Start: 4.9e9, End: 6.1e9, Pid: 3, Tid: 3, Comm: "sync", Flags: event.FlagBlocked, Blocked: 1.2e9})
+	}
+	return evs
+}
+
+// Writeback the recording held only because it lasted longer than the
+// work does on the new drive comes after the work there: between a disk's
+// reads it would cost a seek each. Kept or streamed (then predicted again
+// with SetWritebackAfter), the copy predicts as the same copy with no
+// writeback at all; where the new drive is slower, or a sync waited for the
+// writes, they stay.
+func TestLateWritebackLeftOut(t *testing.T) {
+	disk, _ := diskAndFlash()
+	from := flat("was", 20000, 1)
+	kept := func(evs []event.Event, to *drive.Spec) *Result {
+		b := NewBuilder()
+		for i := range evs {
+			b.Add(&evs[i])
+		}
+		res, err := b.Predict(from, to, 6e9, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	noted := func(r *Result) bool {
+		return strings.Contains(strings.Join(r.Notes, " "), "writeback of 50 MiB from 5.0 s on")
+	}
+	clean := kept(lateWritebackCopy(false, false), disk)
+	got := kept(lateWritebackCopy(true, false), disk)
+	if !(clean.PredictedS < 1) || got.PredictedS != clean.PredictedS || !noted(got) {
+		t.Errorf("copy onto a disk: %v s (notes %q), want %v s as without the writeback, and a note", got.PredictedS, got.Notes, clean.PredictedS)
+	}
+
+	first, _, err := streamed(lateWritebackCopy(true, false), from, disk, 6e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, ok := first.LateWriteback()
+	if !ok || at < int64(first.PredictedS*1e9) || at > 5e9 {
+		t.Fatalf("streamed: late writeback %v at %d, predicted %v s", ok, at, first.PredictedS)
+	}
+	if first.PredictedS < clean.PredictedS*1.1 {
+		t.Errorf("streamed with the writeback: %v s, want the writes between reads to cost more than %v s", first.PredictedS, clean.PredictedS)
+	}
+	b := NewBuilder()
+	b.SetWritebackAfter(at)
+	b.Stream([]To{{Profile: disk}}, []From{{Profile: from}})
+	for _, e := range lateWritebackCopy(true, false) {
+		b.Add(&e)
+	}
+	again, err := b.Predict(from, disk, 6e9, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := again.LateWriteback(); ok || again.PredictedS != got.PredictedS || !noted(again) {
+		t.Errorf("streamed again: %+v, want %v s", again, got.PredictedS)
+	}
+
+	if slower := kept(lateWritebackCopy(true, false), flat("slower", 40000, 1)); noted(slower) || !(slower.PredictedS > 6) {
+		t.Errorf("onto a slower drive: %v s, notes %q; want the writeback kept", slower.PredictedS, slower.Notes)
+	}
+	if synced := kept(lateWritebackCopy(true, true), disk); noted(synced) {
+		t.Errorf("a sync waited for the writeback: notes %q, want it kept", synced.Notes)
+	}
+}
