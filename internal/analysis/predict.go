@@ -195,30 +195,37 @@ func (m *predictRun) chosen() (moveCandidate, string) {
 
 // finish predicts on each drive, with the phases class found, and ranks
 // them; first is the first drive's prediction. Where the flushers wrote
-// back after the run would have ended on a drive, it reads t again for
-// that drive with those writes left out (predict.Result.LateWriteback).
+// back after the run would have ended on a drive, it reads t once more,
+// for those drives, with those writes left out
+// (predict.Result.LateWriteback).
 func (m *predictRun) finish(ctx context.Context, t *Trace, class *classify.Result, watch Watch) (first *predict.Result, _ *predict.Ranking, _ error) {
 	rs, err := m.results(class)
 	if err != nil {
 		return nil, nil, err
 	}
+	// One more read for every such drive, each with its own cut.
+	again := map[int]*predictRun{}
 	for i, r := range rs {
-		at, ok := r.LateWriteback()
-		if !ok {
-			continue
+		if at, ok := r.LateWriteback(); ok {
+			again[i] = newPredictRunAfter(m.meta, m.from, []*drive.Spec{m.tos[i]}, m.known, m.on, at)
 		}
-		again := newPredictRunAfter(m.meta, m.from, []*drive.Spec{m.tos[i]}, m.known, m.on, at)
-		if _, err := t.Events(ctx, "predicting without late writeback on "+m.tos[i].Name, watch, func(e *event.Event) error {
-			again.add(e)
+	}
+	if len(again) > 0 {
+		if _, err := t.Events(ctx, "predicting without late writeback", watch, func(e *event.Event) error {
+			for _, run := range again {
+				run.add(e)
+			}
 			return nil
 		}); err != nil {
 			return nil, nil, err
 		}
-		r2, err := again.results(class)
-		if err != nil {
-			return nil, nil, err
+		for i, run := range again {
+			r, err := run.results(class)
+			if err != nil {
+				return nil, nil, err
+			}
+			rs[i] = r[0]
 		}
-		rs[i] = r2[0]
 	}
 	ranked, err := predict.Rank(rs)
 	if err != nil {

@@ -89,11 +89,10 @@ type engine struct {
 	// no wider than the new drive's.
 	readToFaults int64
 	// Writeback nothing waited for: the latest start of a flusher's write
-	// (flushed: there was one) and the latest end of one the workload
-	// waited for (noteWaitedWriteback); after is where the run ends on the
-	// new drive (Builder.writebackAfter), lateBytes what was written back
-	// from then on, left out, and lateFirst the first of those writes.
-	flushed                            bool
+	// and the latest end of one the workload waited for
+	// (noteWaitedWriteback), MinInt64 for none; after is where the run
+	// ends on the new drive (0: not known), lateBytes what was written
+	// back from then on, left out, and lateFirst the first of those writes.
 	lastFlusherWrite, waitedFlusherEnd int64
 	after, lateBytes, lateFirst        int64
 }
@@ -135,6 +134,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	}
 	e.wakeKnown = from != nil && from.WakeUs != nil && to.WakeUs != nil
 	e.after = b.writebackAfter
+	e.lastFlusherWrite, e.waitedFlusherEnd, e.lateFirst = math.MinInt64, math.MinInt64, math.MaxInt64
 	return e
 }
 
@@ -412,16 +412,11 @@ func (e *engine) serve(arrived []blockIO) {
 			if e.after > 0 && r.start >= e.after {
 				// Written back after the run would have ended on the new
 				// drive: it holds up nothing there.
-				if e.lateBytes == 0 || r.start < e.lateFirst {
-					e.lateFirst = r.start
-				}
+				e.lateFirst = min(e.lateFirst, r.start)
 				e.lateBytes += r.size
 				continue
 			}
-			if !e.flushed || r.start > e.lastFlusherWrite {
-				e.lastFlusherWrite = r.start
-			}
-			e.flushed = true
+			e.lastFlusherWrite = max(e.lastFlusherWrite, r.start)
 		}
 		e.reqs = append(e.reqs, request{blockIO: r})
 	}
@@ -575,21 +570,17 @@ func (e *engine) noteWaitedWriteback(it *item) {
 // lateWriteback is where the run would end on the new drive (ns, the
 // trace's clock) when the flushers wrote back after that, and the
 // workload waited for none of those writes: they ran during the recording
-// because it lasted
-// longer (the kernel's flusher wakes every 5 s and writes a device's dirty
-// data back once it is over that device's share of the threshold), and on
-// the new drive they come after the work. cp of 256 MiB on the blkio
-// throttle took 6.8 s and had 92–168 MB written back from 5.0 s on; on
-// the HDD model, between its reads, they made the copy 3.1 s where it
-// took 1.8 (it ended before the flusher woke).
+// because it lasted longer (the kernel's flusher wakes every 5 s and
+// writes a device's dirty data back once it is over that device's share
+// of the threshold), and on the new drive they come after the work. cp of
+// 256 MiB on the blkio throttle took 6.8 s and had 92–168 MB written back
+// from 5.0 s on; on the HDD model, between its reads, they made the copy
+// 3.1 s where it took 1.8 (it ended before the flusher woke).
 func (e *engine) lateWriteback(predictedS float64) (int64, bool) {
-	if e.sameDrive || !e.flushed {
+	if e.sameDrive {
 		return 0, false
 	}
-	cut := e.b.first + int64(predictedS*1e9)
-	if e.waitedFlusherEnd > 0 {
-		cut = max(cut, e.waitedFlusherEnd+1)
-	}
+	cut := max(e.b.first+int64(predictedS*1e9), e.waitedFlusherEnd+1)
 	return cut, e.lastFlusherWrite >= cut
 }
 

@@ -561,11 +561,9 @@ func (b *Builder) Predict(from, to *drive.Spec, recordedNs int64, phases []Bound
 		recordedNs = b.last - b.first
 	}
 	if b.stream == nil {
-		res, en := b.predictKept(from, to, recordedNs, phases)
+		res, en := b.predictKept(from, to, recordedNs, phases, b.writebackAfter)
 		if at, ok := en.lateWriteback(res.PredictedS); ok && b.writebackAfter == 0 {
-			b.writebackAfter = at
-			res, _ = b.predictKept(from, to, recordedNs, phases)
-			b.writebackAfter = 0
+			res, _ = b.predictKept(from, to, recordedNs, phases, at)
 		}
 		return res, nil
 	}
@@ -585,9 +583,11 @@ func (b *Builder) Predict(from, to *drive.Spec, recordedNs int64, phases []Bound
 	return res, nil
 }
 
-// predictKept runs the model on the kept events for one pair of drives.
-func (b *Builder) predictKept(from, to *drive.Spec, recordedNs int64, phases []Boundary) (*Result, *engine) {
+// predictKept runs the model on the kept events for one pair of drives,
+// leaving out the flushers' writes from writebackAfter on (0: none).
+func (b *Builder) predictKept(from, to *drive.Spec, recordedNs int64, phases []Boundary, writebackAfter int64) (*Result, *engine) {
 	en := newEngine(b, from, to, b.unthrottled, !b.hasItems)
+	en.after = writebackAfter
 	f := newFront([]*engine{en})
 	for i := range b.kept {
 		f.add(&b.kept[i])
