@@ -2179,6 +2179,9 @@ func TestUnexplainedWithinTheProfilesUncertainty(t *testing.T) {
 	p.asleep, p.whole = 18, 18
 	// 4.7 over: 2.0 of it the drive's, 2.7 stays.
 	near(t, "beyond", p.rescale(false), 0.04+0.15*13.3*0.04/13.3+(4.7-0.15*13.3))
+	ahead := p
+	ahead.asleep, ahead.whole, ahead.fromAhead, ahead.toAhead = 15, 15, 13.3, 0.04
+	near(t, "all of it readahead", ahead.rescale(false), 0.04+1.7*0.04/13.3)
 	p.fromEstimated = 0
 	near(t, "recorded latencies, no estimate", p.rescale(false), 0.04+4.7)
 	p.same, p.to = true, 13.3
