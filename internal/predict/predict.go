@@ -1169,7 +1169,7 @@ func (s *programTime) rescale(toSync bool) float64 {
 		// 16.4 and 15.0 s on the HDD model, for ~1,600 writeback requests
 		// in flight together whose recorded latencies, divided among them,
 		// came to 19.4 and 13.3 s: the 1.7 s left over would have stayed on
-		// a drive 300 times as fast. Readahead counts as the rest: cp of
+		// a drive 300 times as fast. Readahead's drive time counts too: cp of
 		// 256 MiB on the USB model, with its late writeback left out,
 		// slept 0.19 s beyond its reads' 9.6 s, nearly all readahead;
 		// kept, that took it onto the VM disk at +110 %, moved +7 %.
