@@ -100,25 +100,126 @@ func (w *waitSums) merge(o *waitSums) {
 // (bounded by the readahead it set going) may run alongside that
 // readahead. It also keeps what of the thread's computation after its
 // latest wait may still run cold (coldLeft, ns) and by how much more
-// (coldFactor: see engine.wakeCPU).
+// (coldFactor: see engine.wakeCPU), and how long its stretches of
+// computation from one wait to the next ran (see woke).
 type tidLast struct {
 	end                  int64
 	fromAhead, toAhead   float64
 	coldLeft, coldFactor float64
 	carry                float64 // cold of cached reads since its last drive-bound item
 	reading              bool    // no call but cached reads since then
+	// sinceWake is its computation since its latest wait, stolenAt where
+	// the rest of it is the host's (+Inf: none), stretches the lengths of
+	// its stretches so far (each per wait it followed).
+	sinceWake, stolenAt float64
+	wakesAtStart        int
+	stretches           stretchHist
 }
 
 // cold is how much longer (negative: shorter) ns of a thread's
 // computation take on the new drive, as they follow its latest wait, and
-// uses them up.
+// uses them up: its first coldLeft, and what runs past stolenAt — onto a
+// drive that wakes it warmer only: what the host took is no more the
+// colder another drive leaves the thread.
 func (t *tidLast) cold(ns float64) float64 {
-	n := math.Min(ns, t.coldLeft)
-	if n <= 0 {
+	if ns <= 0 {
 		return 0
 	}
+	n := math.Min(ns, math.Max(t.coldLeft, 0))
 	t.coldLeft -= n
-	return t.coldFactor * n
+	stolen := math.Max(0, t.sinceWake+ns-math.Max(t.stolenAt, t.sinceWake))
+	t.sinceWake += ns
+	return t.coldFactor*n + math.Min(t.coldFactor, 0)*stolen
+}
+
+// woke starts the thread's next stretch of computation, after an item
+// that waited wakes times for the drive.
+func (t *tidLast) woke(wakes int, factor float64) {
+	if t.wakesAtStart > 0 {
+		t.stretches.add(t.sinceWake / float64(t.wakesAtStart))
+	}
+	t.coldLeft, t.coldFactor = float64(wakes)*coldCapNs, factor
+	t.sinceWake, t.wakesAtStart = 0, wakes
+	t.stolenAt = math.Inf(1)
+	if typical, ok := t.stretches.median(); ok {
+		if at := stolenTimes * typical; t.stretches.shareAbove(at) <= stolenShare {
+			t.stolenAt = math.Max(at*float64(wakes), t.coldLeft)
+		}
+	}
+}
+
+// stolenTimes is how many times a thread's typical stretch from one wait
+// to the next (its median) a stretch runs before the rest is taken as the
+// host's, not the work's: a virtual machine's CPU taken away for a few
+// milliseconds at a time (a loop reading the clock on this project's VM
+// lost 2–18 ms a second, up to 4.4 ms at once). That comes oftener the
+// more a CPU idles — a slow drive's waits — so onto a drive that wakes the
+// thread warmer it shrinks as the cold start does; onto a colder one it
+// stays.
+// grep -r on the HDD model: a stretch's median 71–79 µs in two runs, 22–34
+// of its 8,800 beyond 600 µs in one (0.84–0.93 s in all), 119–169 in the
+// next (1.18–1.38 s), which took it onto zram at +90 % where the first run
+// had +14 %. tar -x's stretches, writing each file, run 4.6–5.4 ms at the
+// median on the same drive: none of them is taken.
+const stolenTimes = 8
+
+// stolenShare is the most of a thread's stretches so far that may have
+// run past stolenTimes their median for the rest to be taken as the
+// host's: it takes the CPU now and then, and a thread whose long
+// stretches are many computes them (Chromium's starting threads: 10–42 %
+// of them; grep -r's 0.3 and 1.3 %, the runs above).
+const stolenShare = 0.05
+
+// stretchHist counts a thread's stretches of computation by length, in
+// quarter octaves from 1 µs: enough for a median, in memory that does not
+// grow with the trace.
+type stretchHist struct {
+	n      int
+	counts [stretchBins]uint32
+}
+
+const (
+	stretchBins = 4 * 24 // up to 16 s
+	stretchMin  = 64     // stretches before a median is taken
+)
+
+func (h *stretchHist) add(ns float64) {
+	i := 0
+	if ns > 1e3 {
+		i = min(int(4*math.Log2(ns/1e3)), stretchBins-1)
+	}
+	h.counts[i]++
+	h.n++
+}
+
+// shareAbove is the share of the stretches counted whose bins lie wholly
+// above ns.
+func (h *stretchHist) shareAbove(ns float64) float64 {
+	if h.n == 0 {
+		return 0
+	}
+	above := 0
+	for i, c := range h.counts {
+		if 1e3*math.Exp2(float64(i)/4) >= ns {
+			above += int(c)
+		}
+	}
+	return float64(above) / float64(h.n)
+}
+
+// median is the median stretch's length (its bin's upper edge), once
+// stretchMin are counted.
+func (h *stretchHist) median() (float64, bool) {
+	if h.n < stretchMin {
+		return 0, false
+	}
+	seen := 0
+	for i, c := range h.counts {
+		if seen += int(c); 2*seen >= h.n {
+			return 1e3 * math.Exp2(float64(i+1)/4), true
+		}
+	}
+	return 0, false
 }
 
 // period is a busy period being built.
@@ -199,7 +300,7 @@ func (a *accumulator) add(it *item) {
 	// zram to the VM disk +27 → +51 %) — but for reads right after the
 	// wait (below).
 	if t == nil {
-		t = &tidLast{}
+		t = &tidLast{stolenAt: math.Inf(1)}
 		a.tids[it.tid] = t
 	}
 	var cold float64
@@ -207,7 +308,7 @@ func (a *accumulator) add(it *item) {
 		cold = t.cold(float64(it.start - t.end))
 	}
 	if it.wakes > 0 {
-		t.coldLeft, t.coldFactor = float64(it.wakes)*coldCapNs, it.coldFactor
+		t.woke(it.wakes, it.coldFactor)
 	}
 	cold += t.cold(cpu)
 	switch {

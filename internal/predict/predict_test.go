@@ -1615,6 +1615,85 @@ func TestWakeCostPerWait(t *testing.T) {
 	near(t, "the read to the end after it", readToEnd, 1000*196e-6+(1000*(50+10+30)+999*10)*(ratio-1)*1e-6)
 }
 
+// A stretch of computation after a wait that runs far beyond the thread's
+// typical one (stolenTimes its median) is the host's — a virtual
+// machine's CPU taken away — beyond that point, and moves with the
+// wake-ups as the cold start does; a thread whose every stretch is long
+// keeps them (the 1 ms one of TestWakeCostPerWait).
+func TestStolenStretchesMoveWithTheWake(t *testing.T) {
+	withWake := func(p *drive.Spec, w float64) *drive.Spec {
+		p.WakeUs = &w
+		return p
+	}
+	// 1000 reads, each a 150 µs call asleep 100 µs around its request, the
+	// next 50 µs after it: 100 µs computing from one wait to the next —
+	// and, once stretchMin are counted, every every-th 3 ms more.
+	reads := func(every int64) (*Builder, int64) {
+		b := NewBuilder()
+		var at int64
+		for i := range int64(1000) {
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 150*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+				Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
+			at += 200 * us
+			if every > 0 && i > stretchMin && i%every == 0 {
+				at += 3000 * us
+			}
+		}
+		return b, at
+	}
+	stalls := func(every int64) (n float64) {
+		for i := int64(stretchMin + 1); i < 1000; i++ {
+			if i%every == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	var typical stretchHist
+	for range stretchMin {
+		typical.add(100e3)
+	}
+	median, _ := typical.median()
+	stolenAt := math.Max(stolenTimes*median, coldCapNs) / 1e3 // µs
+	factor := (coldRefUs+10.0)/(coldRefUs+30) - 1
+	from, to := withWake(flat("disk", 96, 1), 30), withWake(flat("warmer", 96, 1), 10)
+
+	b, end := reads(0)
+	steady, _ := b.Predict(from, to, end, nil)
+	b, end = reads(20)
+	stalled, _ := b.Predict(from, to, end, nil)
+	// Each stall's stretch (3,100 µs) keeps what lies between coldCapNs
+	// and stolenAt; the rest moves — 1,559 µs of its 3,000 more, not
+	// 2,737 as with the cold start's alone.
+	each := 3000 + factor*(3100-stolenAt+coldCapNs/1e3-100)
+	near(t, "the stalls onto a drive that wakes warmer", stalled.PredictedS-steady.PredictedS, stalls(20)*each*1e-6)
+
+	// On the recording drive, or with a wake-up unmeasured, it stays; onto
+	// a drive that wakes colder, only its cold start moves.
+	same, _ := b.Predict(from, withWake(flat("disk", 96, 1), 30), end, nil)
+	near(t, "the same drive", same.PredictedS, float64(end)/1e9)
+	unmeasured, _ := b.Predict(from, flat("unmeasured", 96, 1), end, nil)
+	b0, end0 := reads(0)
+	steadyUnmeasured, _ := b0.Predict(from, flat("unmeasured", 96, 1), end0, nil)
+	near(t, "one drive's unmeasured", unmeasured.PredictedS-steadyUnmeasured.PredictedS, stalls(20)*3000e-6)
+	colder := withWake(flat("colder", 96, 1), 50)
+	stalledColder, _ := b.Predict(from, colder, end, nil)
+	steadyColder, _ := b0.Predict(from, colder, end0, nil)
+	colderFactor := (coldRefUs+50.0)/(coldRefUs+30) - 1
+	near(t, "the stalls onto a drive that wakes colder", stalledColder.PredictedS-steadyColder.PredictedS, stalls(20)*(3000+colderFactor*(coldCapNs/1e3-100))*1e-6)
+
+	// A stall every fourth stretch: the thread computes them (more than
+	// stolenShare of its stretches), and only their cold start moves — but
+	// for the first few, before they pass that share.
+	b, end = reads(4)
+	busy, _ := b.Predict(from, to, end, nil)
+	kept := stalls(4) * (3000 + factor*(coldCapNs/1e3-100)) * 1e-6
+	if taken := kept - (busy.PredictedS - steady.PredictedS); taken < 0 || taken > 5*-factor*(3100-stolenAt)*1e-6 {
+		t.Errorf("many long stretches: %v s of them taken as the host's, want those of the first few at most", taken)
+	}
+}
+
 // A call that streams sleeps again and again for readahead that overlaps
 // (the next window goes while the reader is in the last): a completion
 // wakes it as often as it was asleep, and the computation after each of
