@@ -143,6 +143,18 @@ for _ in range(3):
     for i in range(1000000): s += i
     best = min(best, time.perf_counter() - t)
 print("%.0f ms" % (best * 1e3))'; }
+# stolen: how much of a second a CPU spinning on the clock lost (ms, gaps
+# over 100 µs): a virtual machine's host taking its CPUs away. It varies
+# from run to run (2–18 ms a second here on a quiet day) and lengthens
+# whatever computes then — a slow drive's long recordings most.
+stolen() { python3 -c '
+import time
+start = last = time.perf_counter(); lost = 0.0
+while last - start < 1:
+    now = time.perf_counter()
+    if now - last > 100e-6: lost += now - last
+    last = now
+print("%.1f" % (lost / (last - start) * 1e3))'; }
 for d in "${drives[@]}"; do
   [ -n "${PROFILES:-}" ] && break
   echo "bench $d (CPU probe $(probe))" >&2
@@ -262,7 +274,9 @@ for d in "${drives[@]}"; do echo "prepare $d" >&2; prepare "$d"; done
 declare -A runs
 for k in $(seq "$repeat"); do
   for d in "${drives[@]}"; do
-    echo "record on $d, run $k of $repeat (CPU probe $(probe))" >&2
+    lost=$(stolen)
+    echo "$d $k $lost" >> "$store/stolen.tsv"
+    echo "record on $d, run $k of $repeat (CPU probe $(probe), host took $lost ms a second)" >&2
     for w in "${workloads[@]}"; do
       # Each run starts from the same state: what the last one wrote is
       # removed (and the removal written out) before recording.
@@ -351,6 +365,14 @@ for to in sorted({t for _, _, t in rows}):
     summary("to " + to, [r for r in rows if r[2] == to])
 EOF
 rm -f "$errors"
+if [ -s "$store/stolen.tsv" ]; then
+  python3 - "$store/stolen.tsv" <<'EOF'
+import statistics, sys
+lost = [float(l.split()[2]) for l in open(sys.argv[1]) if len(l.split()) == 3]
+print("host: a CPU spinning before each drive's recordings lost %.1f ms a second to the host (median of %d, %.1f-%.1f)"
+      % (statistics.median(lost), len(lost), min(lost), max(lost)))
+EOF
+fi
 
 # --- the buyer's question: from CrystalDiskMark's eight numbers ------------
 echo
