@@ -41,6 +41,10 @@ type Session struct {
 	command []string
 	coll    *ebpf.Collection
 	objs    ioshapeObjects
+	// sweep is sweep_rq's spec, loaded on its own when a summary first
+	// sweeps (loadSweep): some kernels refuse iterator programs, and only
+	// a summary needs it.
+	sweep *ebpf.CollectionSpec
 }
 
 // btfPath is where the kernel publishes its BTF (a variable for tests).
@@ -126,11 +130,17 @@ func (s *Session) load() error {
 	for _, m := range []string{"rqs", "aios", "urings"} {
 		spec.Maps[m].MaxEntries = uint32(s.cfg.MapKeys)
 	}
+	// sweep_rq, an iterator, loads on its own (loadSweep): a kernel may
+	// refuse iterators where it takes every tracepoint program (EPERM, as
+	// root, on a Firecracker VM's 6.18), and only a summary sweeps.
+	s.sweep = spec.Copy()
+	s.sweep.Programs = map[string]*ebpf.ProgramSpec{"sweep_rq": spec.Programs["sweep_rq"]}
+	delete(spec.Programs, "sweep_rq")
 	s.coll, err = ebpf.NewCollection(spec)
 	if err != nil {
 		return fmt.Errorf("the kernel refused ioshape's eBPF programs (the native backend needs Linux 6.2 or later): %s; use --backend bpftrace", firstLine(err))
 	}
-	if err := s.coll.Assign(&s.objs); err != nil {
+	if err := s.assign(); err != nil {
 		s.coll.Close()
 		return err
 	}
@@ -155,9 +165,14 @@ func (s *Session) load() error {
 func firstLine(err error) string {
 	var ve *ebpf.VerifierError
 	if errors.As(err, &ve) {
-		// The verifier's log is long; its last line says why.
-		if n := len(ve.Log); n > 0 {
+		// The verifier's log is long; its last line says why, unless it
+		// is only the count of what it checked (the kernel refused the
+		// program before verifying it: the cause says why).
+		if n := len(ve.Log); n > 0 && !strings.HasPrefix(ve.Log[n-1], "processed ") {
 			return strings.TrimSpace(ve.Log[n-1])
+		}
+		if ve.Cause != nil {
+			return ve.Cause.Error()
 		}
 	}
 	line, _, _ := strings.Cut(err.Error(), "\n")
@@ -275,6 +290,49 @@ func (s *Session) counters() (lost, mapFull, stale, unmatched int64) {
 		}
 	}
 	return out[0], out[1], out[2], out[3]
+}
+
+// assign moves the collection's maps, variables and programs into objs,
+// every one but sweep_rq, which loadSweep loads when it is wanted.
+func (s *Session) assign() error {
+	if err := s.coll.Assign(&s.objs.ioshapeMaps); err != nil {
+		return err
+	}
+	if err := s.coll.Assign(&s.objs.ioshapeVariables); err != nil {
+		return err
+	}
+	v := reflect.ValueOf(&s.objs.ioshapePrograms).Elem()
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Tag.Get("ebpf")
+		if name == "sweep_rq" {
+			continue
+		}
+		p := s.coll.DetachProgram(name)
+		if p == nil {
+			return fmt.Errorf("the eBPF object has no program %s", name)
+		}
+		v.Field(i).Set(reflect.ValueOf(p))
+	}
+	return nil
+}
+
+// loadSweep loads sweep_rq against the maps already loaded.
+func (s *Session) loadSweep() error {
+	maps := map[string]*ebpf.Map{}
+	for name, m := range s.coll.Maps { // .rodata, .bss: the variables' maps
+		maps[name] = m
+	}
+	v := reflect.ValueOf(&s.objs.ioshapeMaps).Elem()
+	for i := range v.NumField() {
+		maps[v.Type().Field(i).Tag.Get("ebpf")] = v.Field(i).Interface().(*ebpf.Map)
+	}
+	c, err := ebpf.NewCollectionWithOptions(s.sweep, ebpf.CollectionOptions{MapReplacements: maps})
+	if err != nil {
+		return fmt.Errorf("the kernel refused the sweep's iterator program: %s", firstLine(err))
+	}
+	s.objs.SweepRq = c.DetachProgram("sweep_rq")
+	c.Close()
+	return nil
 }
 
 // programs names the loaded programs (Assign took them out of the
@@ -562,6 +620,11 @@ func (t *tracer) sweepStale() {
 }
 
 func (t *tracer) sweep() error {
+	if t.s.objs.SweepRq == nil {
+		if err := t.s.loadSweep(); err != nil {
+			return err
+		}
+	}
 	o := t.s.objs
 	if t.sweeper == nil {
 		it, err := link.AttachIter(link.IterOptions{Program: o.SweepRq, Map: o.Rqs})

@@ -3,11 +3,15 @@
 package native
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/ioshape/ioshape/internal/parse"
@@ -102,5 +106,24 @@ func TestNativeTracepointSignatures(t *testing.T) {
 	}
 	if tracepointArgs(kernel, "no_such_tracepoint") != -1 {
 		t.Error("unknown tracepoint not reported as such")
+	}
+}
+
+// A refusal says why: the verifier's last line, or, where the kernel
+// refused the program before verifying it (the log only counts what it
+// checked: nothing), the error it returned.
+func TestFirstLineSaysWhy(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&ebpf.VerifierError{Cause: syscall.EACCES, Log: []string{"0: (b7) r0 = 0", "R1 invalid mem access 'scalar'"}}, "R1 invalid mem access 'scalar'"},
+		{&ebpf.VerifierError{Cause: syscall.EPERM, Log: []string{"processed 0 insns (limit 1000000) max_states_per_insn 0 total_states 0 peak_states 0 mark_read 0"}}, "operation not permitted"},
+		{fmt.Errorf("program sweep_rq: %w", &ebpf.VerifierError{Cause: syscall.EPERM}), "operation not permitted"},
+		{errors.New("map rqs: too big\nmore"), "map rqs: too big"},
+	} {
+		if got := firstLine(c.err); got != c.want {
+			t.Errorf("firstLine(%v) = %q, want %q", c.err, got, c.want)
+		}
 	}
 }
