@@ -155,6 +155,10 @@ while last - start < 1:
     if now - last > 100e-6: lost += now - last
     last = now
 print("%.1f" % (lost / (last - start) * 1e3))'; }
+# steal_ms: the CPUs' time the host took since boot (ms, summed over the
+# CPUs), as the kernel counts it where the hypervisor tells it (KVM's steal
+# time: /proc/stat's eighth figure; 0 where it does not).
+steal_ms() { awk -v hz="$(getconf CLK_TCK)" '/^cpu /{print $9 * 1000 / hz; exit}' /proc/stat; }
 for d in "${drives[@]}"; do
   [ -n "${PROFILES:-}" ] && break
   echo "bench $d (CPU probe $(probe))" >&2
@@ -275,8 +279,8 @@ declare -A runs
 for k in $(seq "$repeat"); do
   for d in "${drives[@]}"; do
     lost=$(stolen)
-    echo "$d $k $lost" >> "$store/stolen.tsv"
     echo "record on $d, run $k of $repeat (CPU probe $(probe), host took $lost ms a second)" >&2
+    steal0=$(steal_ms) round0=$(date +%s.%N)
     for w in "${workloads[@]}"; do
       # Each run starts from the same state: what the last one wrote is
       # removed (and the removal written out) before recording.
@@ -294,6 +298,8 @@ for k in $(seq "$repeat"); do
       [ -n "$took" ] || { echo "recording $w on $d failed" >&2; exit 1; }
       runs[$w-$d]+=" $took"
     done
+    # The round's own: the host's steal over its recordings, ms a second.
+    echo "$d $k $lost $(python3 -c 'import sys; a, b, t0 = map(float, sys.argv[1:]); import time; print("%.1f" % ((b - a) / (time.time() - t0)))' "$steal0" "$(steal_ms)" "$round0")" >> "$store/stolen.tsv"
   done
 done
 for d in "${drives[@]}"; do
@@ -368,9 +374,15 @@ rm -f "$errors"
 if [ -s "$store/stolen.tsv" ]; then
   python3 - "$store/stolen.tsv" <<'EOF'
 import statistics, sys
-lost = [float(l.split()[2]) for l in open(sys.argv[1]) if len(l.split()) == 3]
-print("host: a CPU spinning before each drive's recordings lost %.1f ms a second to the host (median of %d, %.1f-%.1f)"
-      % (statistics.median(lost), len(lost), min(lost), max(lost)))
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) in (3, 4)]
+lost = [float(r[2]) for r in rows]
+line = ("host: a CPU spinning before each drive's recordings lost %.1f ms a second to the host (median of %d, %.1f-%.1f)"
+        % (statistics.median(lost), len(lost), min(lost), max(lost)))
+steal = [float(r[3]) for r in rows if len(r) == 4]
+if steal:
+    line += "; the kernel counted %.1f ms a second of the CPUs' time stolen during the recordings (%.1f-%.1f)" % (
+        statistics.median(steal), min(steal), max(steal))
+print(line)
 EOF
 fi
 
