@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/ioshape/ioshape/internal/event"
+	"github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/profile"
 	"github.com/ioshape/ioshape/internal/report"
 )
@@ -293,6 +295,14 @@ func TestRecordRandomReadQD1(t *testing.T) {
 	}
 	if math := b.QueueDepth.LittlesLawError; math > 0.01 {
 		t.Errorf("Little's law check off by %v", math)
+	}
+	// Where the kernel counts a hypervisor's steal (/proc/stat), the trace
+	// says how much fell in the recording: never more than its CPUs' time.
+	if _, ok := host.StealTime(); ok {
+		tr := s.Trace
+		if tr.CPUs != runtime.NumCPU() || tr.HostStealS < 0 || tr.HostStealS > float64(tr.CPUs)*tr.DurationS+0.05 {
+			t.Errorf("host steal %v s over %d CPUs in %v s; want counted, within the CPUs' time", tr.HostStealS, tr.CPUs, tr.DurationS)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ioshape/ioshape/internal/event"
 )
@@ -56,3 +57,6 @@ func BioBasedDevices(sysBlock string) []uint32 { return nil }
 
 // IOThrottled is false on macOS: no cgroups.
 func IOThrottled(path string) bool { return false }
+
+// StealTime: macOS reports no hypervisor's steal.
+func StealTime() (time.Duration, bool) { return 0, false }

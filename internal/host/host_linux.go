@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -242,4 +243,18 @@ func mountTable() map[string]*mountPoints {
 	}
 	defer f.Close()
 	return parseMountinfo(f)
+}
+
+// StealTime is the CPUs' time the hypervisor took from this machine since
+// it booted, summed over the CPUs (/proc/stat): what a virtual machine's
+// host kept its CPUs from running while they had work. Zero where the
+// hypervisor does not report it (and on bare metal); false when unreadable.
+func StealTime() (time.Duration, bool) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	d, err := parseStatSteal(f)
+	return d, err == nil
 }

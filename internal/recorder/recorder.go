@@ -76,13 +76,18 @@ func (p *Prepared) Run(ctx context.Context, id, path string) (tracer.Result, err
 	if t := req.Tracer.Target; !t.Block() || !t.Syscall() {
 		sink = layerFilter{w, t.Block(), t.Syscall()}
 	}
+	steal0, stealKnown := host.StealTime()
 	res, runErr := p.sess.Run(ctx, sink)
+	steal1, stealNow := host.StealTime()
 	res.Warnings = append(warnings, res.Warnings...)
 	footer := tracefile.Footer{
 		DurationNs: res.Duration.Nanoseconds(), LostEvents: res.Lost, MapOverflows: res.MapOverflows, ProbeMisses: res.ProbeMisses,
 		ProbeErrors: res.ProbeErrors, UnfinishedRequests: res.Unfinished, UnmatchedCompletions: res.Unmatched, CorruptRecords: res.CorruptCount(), ParseErrors: res.ParseErrors,
 		Warnings: res.Warnings, EndReason: res.EndReason, ExitStatus: res.ExitStatus, CommandEnd: res.CommandEnd, Devices: res.Devices,
 		SyscallUntilNs: res.DegradedAt.Nanoseconds(), SummarizedIOs: res.Summarized,
+	}
+	if stealKnown && stealNow && steal1 >= steal0 { // CPUs says it was counted, even as none
+		footer.HostStealNs, footer.CPUs = (steal1 - steal0).Nanoseconds(), runtime.NumCPU()
 	}
 	if !res.Start.IsZero() {
 		footer.Start, footer.StartSource = res.Start.UTC(), tracefile.StartTracerReady

@@ -53,6 +53,11 @@ type TraceInfo struct {
 	ExitStatus           *int     `json:"exit_status,omitempty"`
 	CommandEnd           string   `json:"command_end,omitempty"`
 	Warnings             []string `json:"warnings,omitempty"`
+	// HostStealS is the CPUs' time a virtual machine's host took while
+	// recording, summed over its CPUs (CPUs of them), where the kernel
+	// counts it (CPUs is 0 where it was not counted).
+	HostStealS float64 `json:"host_steal_s,omitempty"`
+	CPUs       int     `json:"cpus,omitempty"`
 	// Unavailable names what the capture cannot show, and why; those
 	// metrics are null in the profile.
 	Unavailable []event.Unavailable `json:"unavailable,omitempty"`
@@ -91,6 +96,7 @@ func NewShow(path string, m tracefile.Meta, p *profile.Profile) *Show {
 		ti.CommandEnd = f.CommandEnd
 		ti.Warnings = append(ti.Warnings, f.Warnings...)
 		ti.Unavailable = f.Unavailable
+		ti.HostStealS, ti.CPUs = float64(max(f.HostStealNs, 0))/1e9, f.CPUs
 		p.MarkUnavailable(Metrics(f.Unavailable))
 	}
 	if m.Footer == nil {

@@ -23,6 +23,9 @@ func TestLossLinesAgree(t *testing.T) {
 		{"lost silently", tracefile.Footer{UnfinishedRequests: 6200}, []string{"LOST DATA the tracer reported no loss, but 6,200"}, []string{"no events lost", "in flight 6"}},
 		{"lost both ways", tracefile.Footer{LostEvents: 5, UnfinishedRequests: 6200}, []string{"LOST DATA 5 events lost", "up to 6,200"}, []string{"no events lost"}},
 		{"corrupt", tracefile.Footer{CorruptRecords: 29}, []string{"no events lost", "dropped   29 corrupted records"}, []string{"LOST"}},
+		// The host's steal is said beside the loss, and is not one.
+		{"host steal", tracefile.Footer{DurationNs: 26.6e9, HostStealNs: 6.8e9, CPUs: 2}, []string{"no events lost", "host took 6.8 s of the CPUs' time while recording (12.8 % of 2 CPUs over 26.6 s)"}, []string{"LOST"}},
+		{"no steal counted", tracefile.Footer{DurationNs: 26.6e9}, []string{"no events lost"}, []string{"host took"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := c.footer

@@ -102,6 +102,13 @@ func writeHeader(w *errWriter, s *Show) {
 	if t.UnfinishedRequests > 0 && !silent {
 		w.printf("  in flight %s requests issued and not seen to complete: in flight when the trace ended\n", units.Count(t.UnfinishedRequests))
 	}
+	if t.HostStealS > 0 {
+		share := ""
+		if t.CPUs > 0 && t.DurationS > 0 {
+			share = fmt.Sprintf(" (%.1f %% of %d CPUs over %s)", 100*t.HostStealS/(float64(t.CPUs)*t.DurationS), t.CPUs, units.Micros(t.DurationS*1e6))
+		}
+		w.printf("  host      the virtual machine's host took %s of the CPUs' time while recording%s: what ran on them then took longer\n", units.Micros(t.HostStealS*1e6), share)
+	}
 	if t.CorruptRecords > 0 {
 		w.printf("  dropped   %s corrupted records from the tracer: they describe no I/O that happened (see the warning)\n", units.Count(t.CorruptRecords))
 	}

@@ -87,6 +87,12 @@ type Footer struct {
 	StartSource string    `json:"start_source,omitempty"`
 	// Host is the machine an imported capture names, when it does.
 	Host string `json:"host,omitempty"`
+	// HostStealNs is the CPUs' time the hypervisor took while recording,
+	// summed over the CPUs (CPUs of them), where the kernel counts it:
+	// a virtual machine's host keeping its CPUs from the work, which then
+	// took that much longer.
+	HostStealNs int64 `json:"host_steal_ns,omitempty"`
+	CPUs        int   `json:"cpus,omitempty"`
 	// CorruptRecords counts tracer records that could not be right
 	// (DTrace under load), dropped rather than profiled.
 	CorruptRecords int64 `json:"corrupt_records,omitempty"`
