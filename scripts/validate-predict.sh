@@ -223,7 +223,7 @@ prepare() { # drive: the files the workloads read, written before recording
   if wants scrub; then cp "$video/video.mp4" "$dir/video.mp4"; fi
   # A large program whose own files are on the drive; the system's
   # libraries stay on the VM disk (predicted with --on the drive).
-  if wants big-start; then cp -r /usr/lib/chromium "$dir/chromium"; fi
+  if wants big-start; then rm -rf "$dir/chromium" && cp -r /usr/lib/chromium "$dir/chromium"; fi
   sync
 }
 
@@ -274,10 +274,19 @@ median() { python3 -c 'import statistics, sys; print(statistics.median(map(float
 # that recorded one drive after another set a drive's times against
 # another's taken at other moments; round the drives, each drive's median
 # is of runs spread over the whole recording.
-for d in "${drives[@]}"; do echo "prepare $d" >&2; prepare "$d"; done
+# Each round writes its drive's files anew just before recording: the VM
+# disk is a host's file whose cache serves data written minutes ago at
+# 65-80 us a 4 KiB read and data written long ago at 280 (read once
+# before: 136). The bench reads the file it has just written; written
+# once before all the rounds, the workloads' files had gone cold by the
+# time they were read (the VM disk's block latency 230-290 us in the
+# random-read recordings against the bench's 82), and every prediction
+# onto the VM disk came out 30-50 % under.
 declare -A runs
 for k in $(seq "$repeat"); do
   for d in "${drives[@]}"; do
+    echo "prepare $d" >&2
+    prepare "$d"
     lost=$(stolen)
     echo "record on $d, run $k of $repeat (CPU probe $(probe), host took $lost ms a second)" >&2
     steal0=$(steal_ms) round0=$(date +%s.%N)
