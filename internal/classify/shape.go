@@ -78,7 +78,11 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 		l, name, why = blk, "block", "the calls were traced for the start only (the tracer was degraded)"
 	case data(blk) && blk.IOs >= 8:
 		sysBytes, blkBytes := sys.ReadBytes+sys.WriteBytes, blk.ReadBytes+blk.WriteBytes
-		sysBusy, blkBusy := sys.QueueDepth.BusyS, blk.QueueDepth.BusyS
+		// The program's own waiting outside its calls counts with them:
+		// sync(2) after tar -x waits for the writeback it started, a
+		// program's faults for the pages it maps (summed over threads: a
+		// bound from above, where they overlap).
+		sysBusy, blkBusy := sys.QueueDepth.BusyS+p.WaitedS, blk.QueueDepth.BusyS
 		amp := amplification(p)
 		switch {
 		case sys.SizeBytes.P50ByBytes > maxRequestBytes:
@@ -89,7 +93,7 @@ func ShapeOf(p *profile.Profile) (Shape, bool) {
 			l, name, why = blk, "block", fmt.Sprintf("the drive moved %s for the %s the calls asked for (%.1f× for the processes that made them): readahead around their reads, page faults of mapped files, metadata",
 				units.Bytes(blkBytes), units.Bytes(sysBytes), amp)
 		case blkBusy >= longerAtDrive*sysBusy && 2*blkBytes >= sysBytes:
-			l, name, why = blk, "block", fmt.Sprintf("the drive was busy %.2f s, the calls in flight only %.2f s: its work was done outside them", blkBusy, sysBusy)
+			l, name, why = blk, "block", fmt.Sprintf("the drive was busy %.2f s, the calls in flight and the waits outside them only %.2f s: its work was done while the program ran on", blkBusy, sysBusy)
 		}
 	}
 	return layerShape(p, l, name, why), true

@@ -54,6 +54,12 @@ type Profile struct {
 	// SyscallPartial: the syscall layer covers only the trace's start
 	// (Options.SyscallPartial).
 	SyscallPartial bool `json:"syscall_partial,omitempty"`
+	// Waits counts the traced threads' uninterruptible sleeps outside
+	// any traced call (a page fault, sync(2), an open reading metadata),
+	// and WaitedS sums them: the drive's work a program waited for that
+	// no call of the syscall layer shows.
+	Waits   int64   `json:"waits,omitempty"`
+	WaitedS float64 `json:"waited_s,omitempty"`
 }
 
 // DeviceProfile is one device's share. For the syscall layer the device is
@@ -171,6 +177,8 @@ type Builder struct {
 	recentProc [16]*Process  // processes counted lately, direct-mapped by pid
 	procs      map[uint32]*Process
 	wb         Writeback
+	waits      int64
+	waitedNs   int64
 	devByNum   map[event.Dev]event.Device
 	seenEvents int64
 	// Processes beyond the bounded table, folded into "other" (limits.go).
@@ -241,6 +249,11 @@ func NewBuilder(opts Options) *Builder {
 
 // Add counts one event. The event is copied; the caller may reuse it.
 func (b *Builder) Add(e *event.Event) {
+	if e.Layer == event.Syscall && e.Call == event.CallWait {
+		b.waits++
+		b.waitedNs += max(e.End-e.Start, 0)
+		return
+	}
 	if e.Layer > event.Syscall || !e.IsIO() {
 		return
 	}
@@ -436,6 +449,8 @@ func (b *Builder) Finish() *Profile {
 		LateEvents:     blkLate + sysLate,
 		Events:         b.seenEvents,
 		SyscallPartial: b.opts.SyscallPartial,
+		Waits:          b.waits,
+		WaitedS:        float64(b.waitedNs) / 1e9,
 	}
 	p.Devices = b.deviceProfiles()
 	if b.opts.Series {

@@ -138,6 +138,19 @@ func TestWritebackExclusion(t *testing.T) {
 	}
 }
 
+// A thread's waits outside its calls (sync(2), a page fault) are counted
+// apart: no layer holds them.
+func TestWaitsOutsideCalls(t *testing.T) {
+	evs := gen(10, 1, 4096, 1000, 0, true, event.Read)
+	for i, d := range []int64{270e6, 3e6} {
+		evs = append(evs, event.Event{Layer: event.Syscall, Call: event.CallWait, Start: int64(i) * 1e9, End: int64(i)*1e9 + d, Pid: 7, Tid: 7, Comm: "sync"})
+	}
+	p := build(evs, Options{})
+	if p.Waits != 2 || math.Abs(p.WaitedS-0.273) > 1e-9 || p.Syscall != nil || p.Block.IOs != 10 || p.Events != 10 {
+		t.Fatalf("waits %d, %v s; syscall %+v, block %d I/Os, events %d", p.Waits, p.WaitedS, p.Syscall, p.Block.IOs, p.Events)
+	}
+}
+
 func TestServiceFit(t *testing.T) {
 	// latency = 20µs + size / (2 GB/s), with a few wild outliers.
 	var evs []event.Event
