@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,12 +25,7 @@ import (
 // match — and the summary must account for every I/O fio did.
 func TestRecordSummaryMatchesDetail(t *testing.T) {
 	dir, _, file := summaryTest(t, 128)
-	workloads := []struct {
-		name       string
-		fio        []string
-		sequential bool
-		depth      float64 // requested
-	}{
+	workloads := []summaryWorkload{
 		{"random 4k libaio QD16", []string{"--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=16"}, false, 16},
 		{"sequential 128k psync QD1", []string{"--rw=read", "--bs=128k", "--ioengine=psync"}, true, 1},
 		{"random 4k psync, 4 jobs", []string{"--rw=randread", "--bs=4k", "--ioengine=psync", "--numjobs=4"}, false, 4},
@@ -91,7 +88,7 @@ func TestRecordSummaryMatchesDetail(t *testing.T) {
 				}
 				// Depth histograms are exact to 7, then four buckets per
 				// power of two.
-				if l.depthOfEqual && !sameBucket(l.sum.depth, l.detail.depth) {
+				if l.depthOfEqual && !sameBucket(l.sum.depth, l.detail.depth) && !(w.threadsOverCPUs() && math.Abs(l.sum.depth-l.detail.depth) <= 1) {
 					t.Errorf("%s queue depth p50: summary %v, detail %v", l.name, l.sum.depth, l.detail.depth)
 				}
 				if math.Abs(l.sum.depthTWPerLat-l.detail.depthTWPerLat) > 0.25*l.detail.depthTWPerLat+0.2 {
@@ -102,7 +99,7 @@ func TestRecordSummaryMatchesDetail(t *testing.T) {
 					l.name, l.sum.sizeByBytes, l.detail.sizeByBytes, l.sum.depth, l.detail.depth, l.sum.depthTW, l.detail.depthTW,
 					l.sum.depthTWPerLat, l.detail.depthTWPerLat, l.sum.seq, l.detail.seq, l.sum.latP50, l.detail.latP50)
 			}
-			if q := sum.Syscall.QueueDepth.P50; q != w.depth {
+			if q := sum.Syscall.QueueDepth.P50; q != w.depth && !(w.threadsOverCPUs() && q == w.depth-1) {
 				t.Errorf("requested queue depth p50 %v, fio asked for %v", q, w.depth)
 			}
 			if seq := sum.Syscall.SequentialFraction >= 0.8; seq != w.sequential {
@@ -117,6 +114,23 @@ func TestRecordSummaryMatchesDetail(t *testing.T) {
 			}
 		})
 	}
+}
+
+// summaryWorkload is a fio job recorded twice, as a summary and in detail.
+type summaryWorkload struct {
+	name       string
+	fio        []string
+	sequential bool
+	depth      float64 // requested
+}
+
+// threadsOverCPUs: more synchronous threads than CPUs, whose median
+// depth drops by one when a thread waits for a CPU between its calls —
+// on a VM whose host takes the CPUs, in one run and not the other (fio's
+// 4 jobs on 2 CPUs: 3.04 in flight on average in one run, 3.57 in the
+// next).
+func (w summaryWorkload) threadsOverCPUs() bool {
+	return w.depth > 1 && !slices.Contains(w.fio, "--ioengine=libaio") && int(w.depth) > runtime.NumCPU()
 }
 
 // summaryTest prepares a test of record --summary: a work directory, a
