@@ -219,7 +219,10 @@ func TestRecordSummaryDTraceFsUsage(t *testing.T) {
 		args    []string
 	}{
 		{"dtrace", nil, []string{"--", "sleep", "1.5"}},
-		{"fsusage", []string{"FAKE_FSUSAGE_REPLAY=" + capture, "FAKE_FSUSAGE_SPEED=4"}, []string{"--all", "--duration", "6s"}},
+		// The replay waits up to 5 s for the recording's readiness, then
+		// spans 0.9 s: a 6 s recording cut its last lines when CI's load
+		// slowed both (357 I/Os in one run, 359 in the other).
+		{"fsusage", []string{"FAKE_FSUSAGE_REPLAY=" + capture, "FAKE_FSUSAGE_SPEED=4"}, []string{"--all", "--duration", "9s"}},
 	} {
 		t.Run(c.backend, func(t *testing.T) {
 			env := fakeEnv(t, c.env...)
