@@ -520,12 +520,13 @@ func along(xs, ys []float64, x float64) float64 {
 
 // Limits are the most requests and bytes a second the drive took in one
 // direction (op), over every shape measured: behind a cgroup's throttle,
-// its limits. A point's own count of requests a second is the measure
-// where it has one: the requests in flight over their mean latency
-// overstate it where jobs start and stop apart (16 jobs behind a 1,500
-// IOPS throttle: 1,567 counted, 1,856 from the latency). 0, 0 if the
-// profile lacks the direction.
+// its limits (throttleLimits). A point's own count of requests a second
+// is the measure where it has one: the requests in flight over their
+// mean latency overstate it where jobs start and stop apart (16 jobs
+// behind a 1,500 IOPS throttle: 1,567 counted, 1,856 from the latency).
+// 0, 0 if the profile lacks the direction.
 func (p *Spec) Limits(op string) (ios, bytes float64) {
+	var rates []pointRate
 	for _, pt := range p.Points {
 		if pt.Op != op || pt.LatUs <= 0 {
 			continue
@@ -534,9 +535,53 @@ func (p *Spec) Limits(op string) (ios, bytes float64) {
 		if pt.IOPS > 0 {
 			r = pt.IOPS
 		}
+		rates = append(rates, pointRate{r, float64(pt.SizeBytes)})
 		ios, bytes = max(ios, r), max(bytes, r*float64(pt.SizeBytes))
 	}
-	return ios, bytes
+	if p.Cgroup == "" || ios <= 0 || bytes <= 0 {
+		return ios, bytes
+	}
+	return throttleLimits(rates, ios, bytes)
+}
+
+type pointRate struct{ ios, size float64 }
+
+// throttleLimits are a throttle's two limits read from its points, given
+// the most any counted (maxIOs, maxBytes): the median requests a second
+// of the points small enough that the requests' limit held them, and the
+// median bytes a second of those large enough that the bytes' limit did
+// (half and twice the size where the two meet). Not the most: a point's
+// short run past a throttle counts a slice's burst over the limit (40
+// MB/s behind cgroup v1: 39–41 at most depths and sizes, 46–54 at four 512
+// KiB–1 MiB requests in flight), and a program's longer work gets the
+// limit. A point at under half the most counted was held by the drive
+// behind the throttle, not by it, and is left out.
+func throttleLimits(rates []pointRate, maxIOs, maxBytes float64) (ios, bytes float64) {
+	meet := maxBytes / maxIOs
+	var small, large []float64
+	for _, r := range rates {
+		switch {
+		case 2*r.size <= meet && r.ios >= maxIOs/2:
+			small = append(small, r.ios)
+		case r.size >= 2*meet && r.ios*r.size >= maxBytes/2:
+			large = append(large, r.ios*r.size)
+		}
+	}
+	return medianOr(small, maxIOs), medianOr(large, maxBytes)
+}
+
+// medianOr is the median of xs (the mean of the middle two), or def if
+// there are none.
+func medianOr(xs []float64, def float64) float64 {
+	if len(xs) == 0 {
+		return def
+	}
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // MBs is the throughput a shape gets at an in-flight count.

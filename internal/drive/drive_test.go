@@ -279,3 +279,42 @@ func TestLimitsCountedNotFromLatency(t *testing.T) {
 		t.Errorf("write limits %v IOPS, want 2000 from the latency", ios)
 	}
 }
+
+// Behind a throttle the limits are what most points counted, not the
+// most any did: a short run at four 1 MiB requests in flight counts a
+// burst over the 40 MB/s a longer run gets. The points are the VM disk's
+// behind cgroup v1 at 40 MB/s and 1,500 IOPS (reads, one job each).
+func TestThrottleLimitsOverPoints(t *testing.T) {
+	p := &Spec{Cgroup: "/ioshape-validation", CgroupV1: true}
+	for _, c := range []struct {
+		size  int64
+		depth int
+		iops  float64
+	}{
+		{4 << 10, 1, 1468.3}, {4 << 10, 4, 1487.8}, {4 << 10, 32, 1643.6},
+		{16 << 10, 1, 1487.6}, {16 << 10, 4, 1497.5}, {16 << 10, 32, 1611.7},
+		{64 << 10, 1, 595.2}, {64 << 10, 4, 610.7}, {64 << 10, 32, 734.5},
+		{128 << 10, 1, 299.5}, {128 << 10, 4, 313.0}, {128 << 10, 32, 301.6},
+		{512 << 10, 1, 75.4}, {512 << 10, 4, 88.8}, {512 << 10, 32, 77.2},
+		{1 << 20, 1, 37.7}, {1 << 20, 4, 51.3}, {1 << 20, 32, 38.0},
+	} {
+		lat := float64(c.depth) * 1e6 / c.iops
+		p.Points = append(p.Points, Point{Op: "read", Access: "seq", SizeBytes: c.size, Depth: c.depth, Jobs: 1, IOPS: c.iops, LatUs: lat})
+	}
+	ios, bytes := p.Limits("read")
+	if math.Abs(ios/1500-1) > 0.02 || math.Abs(bytes/40e6-1) > 0.03 {
+		t.Errorf("limits %.0f IOPS, %.1f MB/s; want 1,500 and 40", ios, bytes/1e6)
+	}
+	unthrottled := *p
+	unthrottled.Cgroup = ""
+	if ios, bytes := unthrottled.Limits("read"); ios != 1643.6 || math.Abs(bytes-51.3*(1<<20)) > 1 {
+		t.Errorf("without a throttle: %v IOPS, %v B/s; want the most counted", ios, bytes)
+	}
+	// A slow drive behind the throttle holds its small requests under the
+	// requests' limit: they do not pull it down.
+	p.Points = append(p.Points, Point{Op: "read", Access: "rand", SizeBytes: 4 << 10, Depth: 1, Jobs: 1, IOPS: 110, LatUs: 9090},
+		Point{Op: "read", Access: "rand", SizeBytes: 16 << 10, Depth: 1, Jobs: 1, IOPS: 105, LatUs: 9520})
+	if ios, _ := p.Limits("read"); math.Abs(ios/1500-1) > 0.02 {
+		t.Errorf("with a slow drive's random points: %.0f IOPS, want 1,500", ios)
+	}
+}
