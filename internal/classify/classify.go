@@ -108,6 +108,7 @@ type Pass struct {
 	tally  actorTally
 	slices [2]*slicer       // by layer
 	actors [2]*actorTracker // by layer
+	waits  pidWaits         // the waits outside calls, by process
 }
 
 // NewPass returns an empty Pass.
@@ -146,6 +147,10 @@ func (p *Pass) Attach(opts profile.Options) profile.Options {
 
 // Add takes the trace's next event, in file order, as the profile does.
 func (p *Pass) Add(e *event.Event) {
+	if e.IsWait() {
+		p.waits.add(e)
+		return
+	}
 	if !e.Op.IsData() || !p.keep(e) {
 		return
 	}
@@ -178,7 +183,7 @@ func (p *Pass) Finish(whole *profile.Profile) (*Result, error) {
 	res.Phases = slices.phases(phaseRuns(wins), p.first, p.opts.SyscallPartial, shape.Layer, exp)
 	actors := p.actors[event.Block]
 	actors.absorb(p.actors[event.Syscall])
-	res.Actors = actors.result(&p.tally, p.first, p.opts.SyscallPartial, exp)
+	res.Actors = actors.result(&p.tally, &p.waits, p.first, p.opts.SyscallPartial, exp)
 	res.Verdict = verdictOf(res)
 	if p.opts.Drive != nil {
 		res.Drive = estimate(res, exp, p.opts.Drive)

@@ -257,6 +257,46 @@ func TestVerdictAndActors(t *testing.T) {
 	}
 }
 
+// A program's waits outside its calls count with its calls in its own
+// shape, as in the whole trace's: its block requests, done while it
+// waited in sync(2) or a fault, are not work done while it ran on.
+func TestActorWaitsOutsideCalls(t *testing.T) {
+	var evs []event.Event
+	at := int64(0)
+	for i := int64(0); i < 20; i++ { // the app: 1 ms calls, 5 ms requests
+		evs = append(evs,
+			event.Event{Layer: event.Syscall, Call: event.CallRead, Op: event.Read, Start: at, End: at + 1e6, Size: 64 << 10, Bytes: 64 << 10, Offset: i << 16, Pid: 10, Tid: 10, Comm: "app"},
+			event.Event{Layer: event.Block, Op: event.Read, Start: at + 2e6, End: at + 7e6, Size: 64 << 10, Bytes: 64 << 10, Offset: 1<<30 + i<<16, Pid: 10, Tid: 10, Comm: "app"})
+		at += 10e6
+	}
+	for i := int64(0); i < 40; i++ { // another program, for a second actor
+		evs = append(evs, event.Event{Layer: event.Syscall, Call: event.CallWrite, Op: event.Write, Start: at, End: at + 1e5, Size: 1 << 20, Bytes: 1 << 20, Offset: i << 20, Pid: 20, Tid: 20, Comm: "writer"})
+		at += 2e5
+	}
+	layerOf := func(evs []event.Event) (string, string) {
+		t.Helper()
+		res, err := Classify(sliceSource(evs), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range res.Actors {
+			if a.Name == "app" {
+				return a.Shape.Layer, a.Shape.LayerReason
+			}
+		}
+		t.Fatalf("no actor app: %+v", res.Actors)
+		return "", ""
+	}
+	if l, why := layerOf(evs); l != "block" || !strings.Contains(why, "while the program ran on") {
+		t.Errorf("without waits: layer %s (%s), want block", l, why)
+	}
+	waited := append(evs, event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Start: at, End: at + 100e6, Pid: 10, Tid: 10, Comm: "app"},
+		event.Event{Layer: event.Syscall, Call: event.CallWait, Op: event.Other, Start: at, End: at + 500e6, Pid: 30, Tid: 30, Comm: "idle"})
+	if l, why := layerOf(waited); l != "syscall" {
+		t.Errorf("with its 0.1 s wait: layer %s (%s), want syscall", l, why)
+	}
+}
+
 // A verified pattern wins a near-tie for first against an inferred one,
 // and only a near-tie: a sequential 1 MiB QD1 write with 26 % idle time
 // (fio under bpftrace) is CrystalDiskMark's SEQ1M Q1T1, not Stibium's

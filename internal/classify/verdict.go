@@ -195,6 +195,47 @@ func (t *actorTally) pick() []string {
 	return keys
 }
 
+// pidWaits sums each process's waits outside its calls (CallWait
+// events), for its actor's shape.
+type pidWaits struct {
+	m map[uint32]*waited
+}
+
+type waited struct{ n, ns int64 }
+
+// maxWaitPids bounds the processes whose waits are kept: past it, a new
+// process's waits are not counted (its actor's shape weighs its calls
+// alone, as a trace without waits does).
+const maxWaitPids = 1 << 16
+
+func (w *pidWaits) add(e *event.Event) {
+	c := w.m[e.Pid]
+	if c == nil {
+		if w.m == nil {
+			w.m = map[uint32]*waited{}
+		}
+		if len(w.m) >= maxWaitPids {
+			return
+		}
+		c = &waited{}
+		w.m[e.Pid] = c
+	}
+	c.n++
+	c.ns += max(e.End-e.Start, 0)
+}
+
+// of is the waits of the processes pids: how many, and their seconds.
+func (w *pidWaits) of(pids map[uint32]bool) (n int64, s float64) {
+	var ns int64
+	for pid := range pids {
+		if c := w.m[pid]; c != nil {
+			n += c.n
+			ns += c.ns
+		}
+	}
+	return n, float64(ns) / 1e9
+}
+
 // maxTrackedActors bounds the programs whose shape is tracked during the
 // pass, before the tally says which are worth showing: the first ones seen.
 // A program first seen after that many others is left out of the actors
@@ -272,14 +313,18 @@ func (t *actorTracker) absorb(o *actorTracker) {
 }
 
 // result is the actors the tally picks, each with its shape.
-func (t *actorTracker) result(tally *actorTally, origin int64, syscallPartial bool, exp []Expected) []Actor {
+// The waits outside its calls of an actor's processes count with its
+// calls' time, as the whole trace's do (ShapeOf's layer rule).
+func (t *actorTracker) result(tally *actorTally, waits *pidWaits, origin int64, syscallPartial bool, exp []Expected) []Actor {
 	var out []Actor
 	for _, k := range tally.pick() {
 		a := t.index[k]
 		if a == nil {
 			continue
 		}
-		if actor, ok := newActor(k, a.shape.Profile(syscallPartial), len(a.pids), a.first, a.last, origin, tally, exp); ok {
+		p := a.shape.Profile(syscallPartial)
+		p.Waits, p.WaitedS = waits.of(a.pids)
+		if actor, ok := newActor(k, p, len(a.pids), a.first, a.last, origin, tally, exp); ok {
 			out = append(out, actor)
 		}
 	}
