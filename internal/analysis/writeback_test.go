@@ -14,8 +14,9 @@ import (
 
 // copyTrace writes a copy recorded on a drive that took 20 ms a MiB: one
 // copy_file_range over 300 sequential 1 MiB reads (6 s) and, with
-// writeback, a flusher writing 50 MiB back far away from 5 s on.
-func copyTrace(t *testing.T, writeback bool) string {
+// writeback, a flusher writing 50 MiB back far away from 5 s on; the
+// host took stealNs of its two CPUs' time while it ran.
+func copyTrace(t *testing.T, writeback bool, stealNs int64) string {
 	path := filepath.Join(t.TempDir(), "copy.iotrace")
 	w, err := tracefile.Create(path, tracefile.Header{Tool: "test", Backend: "synthetic"})
 	if err != nil {
@@ -40,7 +41,11 @@ func copyTrace(t *testing.T, writeback bool) string {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Close(tracefile.Footer{DurationNs: 6e9, Devices: []event.Device{{Major: 7, Minor: 2, Name: "loop2"}}}); err != nil {
+	f := tracefile.Footer{DurationNs: 6e9, Devices: []event.Device{{Major: 7, Minor: 2, Name: "loop2"}}}
+	if stealNs > 0 {
+		f.HostStealNs, f.CPUs = stealNs, 2
+	}
+	if err := w.Close(f); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -79,13 +84,40 @@ func TestPredictLeavesOutLateWriteback(t *testing.T) {
 		}
 		return s, notes, reads
 	}
-	clean, _, _ := predict(copyTrace(t, false))
-	got, notes, reads := predict(copyTrace(t, true))
+	clean, _, _ := predict(copyTrace(t, false, 0))
+	got, notes, reads := predict(copyTrace(t, true, 0))
 	const note = "writeback of 50 MiB from 5.0 s on"
 	if reads != 2 || got[0] != clean[0] || !strings.Contains(notes[0], note) {
 		t.Errorf("fast drive: %v s after %d reads, notes %q; want %v s as without writeback, after 2 reads, and a note", got[0], reads, notes[0], clean[0])
 	}
 	if !(got[1] > 6) || strings.Contains(notes[1], note) {
 		t.Errorf("slow drive: %v s, notes %q; want the writeback kept", got[1], notes[1])
+	}
+}
+
+// A recording during which the host took more than busyHost of the CPUs'
+// time says so on every drive; one it took less of, or that did not
+// count it, does not.
+func TestPredictSaysTheHostWasBusy(t *testing.T) {
+	fast, err := drive.Coarse("fast", []float64{3000, 1500, 800, 50}, []float64{2500, 1400, 700, 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		stealNs int64
+		want    string
+	}{
+		{0, ""},
+		{int64(0.02 * 2 * 6e9), ""},
+		{int64(0.12 * 2 * 6e9), "the virtual machine's host took 12% of the CPUs' time while recording"},
+	} {
+		rk, err := Predict(context.Background(), openT(t, copyTrace(t, false, c.stealNs)), nil, []*drive.Spec{fast}, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(rk.Drives[0].Notes, "\n")
+		if got := strings.Contains(notes, "host took"); got != (c.want != "") || !strings.Contains(notes, c.want) {
+			t.Errorf("steal %d ns: notes %q, want %q", c.stealNs, notes, c.want)
+		}
 	}
 }
