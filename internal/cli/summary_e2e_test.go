@@ -91,7 +91,15 @@ func TestRecordSummaryMatchesDetail(t *testing.T) {
 				if l.depthOfEqual && !sameBucket(l.sum.depth, l.detail.depth) && !(w.threadsOverCPUs() && math.Abs(l.sum.depth-l.detail.depth) <= 1) {
 					t.Errorf("%s queue depth p50: summary %v, detail %v", l.name, l.sum.depth, l.detail.depth)
 				}
-				if math.Abs(l.sum.depthTWPerLat-l.detail.depthTWPerLat) > 0.25*l.detail.depthTWPerLat+0.2 {
+				// A request whose completion the kernel did not report stays
+				// in the summary's depth until the next sweep, a quarter of a
+				// second at most (the trace counts them unfinished): 21 in a
+				// 2 s run at one in flight took CI's to 1.60 once.
+				var skew float64
+				if l.name == "block" && sum.Trace.DurationS > 0 && l.sum.depthTW > 0 {
+					skew = float64(sum.Trace.UnfinishedRequests) * 0.25 / sum.Trace.DurationS * l.sum.depthTWPerLat / l.sum.depthTW
+				}
+				if d := l.sum.depthTWPerLat - l.detail.depthTWPerLat; d > 0.25*l.detail.depthTWPerLat+0.2+skew || -d > 0.25*l.detail.depthTWPerLat+0.2 {
 					t.Errorf("%s time-weighted depth: summary %.2f, detail %.2f (%.2f and %.2f scaled by the syscall's over the layer's mean latency)",
 						l.name, l.sum.depthTW, l.detail.depthTW, l.sum.depthTWPerLat, l.detail.depthTWPerLat)
 				}
@@ -170,6 +178,7 @@ type layerView struct {
 	// on a VM's disk whose speed moved between them.
 	depthTWPerLat float64
 	latP50        float64
+	latMean       float64 // µs
 }
 
 // view reads a layer; the read share from own, if not nil (the layer
@@ -180,12 +189,15 @@ func view(l, own, syscall *profile.Layer) *layerView {
 		return &layerView{}
 	}
 	v := &layerView{sizeByBytes: l.SizeBytes.P50ByBytes, seq: l.SequentialFraction, readShare: l.ReadFractionByBytes,
-		depth: l.QueueDepth.P50, depthTW: l.QueueDepth.MeanTimeWeighted, latP50: l.LatencyUs.P50}
+		depth: l.QueueDepth.P50, depthTW: l.QueueDepth.MeanTimeWeighted, latP50: l.LatencyUs.P50, latMean: l.LatencyUs.Mean}
 	if own != nil {
 		v.readShare = own.ReadFractionByBytes
+		// The kernel's own writes in flight beside the workload's differ
+		// between two runs too (a journal commit's, the flushers').
+		v.depthTW, v.latMean = own.QueueDepth.MeanTimeWeighted, own.LatencyUs.Mean
 	}
-	if syscall != nil && l.LatencyUs.Mean > 0 {
-		v.depthTWPerLat = v.depthTW * syscall.LatencyUs.Mean / l.LatencyUs.Mean
+	if syscall != nil && v.latMean > 0 {
+		v.depthTWPerLat = v.depthTW * syscall.LatencyUs.Mean / v.latMean
 	}
 	return v
 }
