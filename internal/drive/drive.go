@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/interp"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Spec is a drive as `ioshape bench` measured it: how it serves each
@@ -571,17 +572,13 @@ func throttleLimits(rates []pointRate, maxIOs, maxBytes float64) (ios, bytes flo
 }
 
 // medianOr is the median of xs (the mean of the middle two), or def if
-// there are none.
+// there are none. xs is sorted.
 func medianOr(xs []float64, def float64) float64 {
 	if len(xs) == 0 {
 		return def
 	}
 	sort.Float64s(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	return stat.Quantile(0.5, stat.LinInterp, xs, nil)
 }
 
 // MBs is the throughput a shape gets at an in-flight count.
