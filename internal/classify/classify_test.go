@@ -307,7 +307,7 @@ func TestVerifiedWinsNearTies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Shape{Layer: "syscall", BlockSizeBytes: 1 << 20, QueueDepth: 1, SequentialFraction: 0.98, ReadFraction: 0, IdleFraction: 0.263, Access: "sequential"}
+	s := Shape{Layer: "syscall", BlockSizeBytes: 1 << 20, QueueDepth: 1, SequentialFraction: 0.98, ReadFraction: 0, SteadyIdleFraction: 0.263, Access: "sequential"}
 	m := Rank(s, exp)
 	if m[0].Family != "seq1m-q1" || !m[0].Verified {
 		t.Errorf("best %s (%s, %.3f), then %s (%.3f)", m[0].ID, m[0].Family, m[0].Score, m[1].ID, m[1].Score)
@@ -326,7 +326,7 @@ func TestVerifiedWinsNearTies(t *testing.T) {
 			t.Fatalf("below the first, not by score: %s %.3f after %s %.3f", m[i].ID, m[i].Score, m[i-1].ID, m[i-1].Score)
 		}
 	}
-	s.IdleFraction = 0.5
+	s.SteadyIdleFraction = 0.5
 	if m := Rank(s, exp); m[0].Family != "stibium-whole-file" {
 		t.Errorf("with the gaps clearly there: best %s (%.3f)", m[0].ID, m[0].Score)
 	}
@@ -381,8 +381,8 @@ func TestSlicesWidenExactly(t *testing.T) {
 // 0 %, and a loose fit names the dimension that keeps it loose.
 func TestVerdictWording(t *testing.T) {
 	m := func(id, family string, score float64, size int64) Match {
-		_, dims := compare(Shape{BlockSizeBytes: size, QueueDepth: 1, SequentialFraction: 0, ReadFraction: 1, IdleFraction: 0.5},
-			Shape{BlockSizeBytes: 512 << 10, QueueDepth: 1, SequentialFraction: 0, ReadFraction: 1, IdleFraction: 0.5})
+		_, dims := compare(Shape{BlockSizeBytes: size, QueueDepth: 1, SequentialFraction: 0, ReadFraction: 1, SteadyIdleFraction: 0.5},
+			Shape{BlockSizeBytes: 512 << 10, QueueDepth: 1, SequentialFraction: 0, ReadFraction: 1, SteadyIdleFraction: 0.5})
 		return Match{ID: id, Name: id + " name", Family: family, Score: score, Dimensions: dims}
 	}
 	scrub := m("real-fcp-scrub", "scrub", 0.57, 4<<20)

@@ -42,7 +42,7 @@ var dims = []struct {
 	{"queue depth", 1, 1}, // one doubling
 	{"access", 0.3, 1},    // sequential share
 	{"read/write", 0.25, 1},
-	{"gaps", 0.3, 0.5}, // idle share
+	{"gaps", 0.3, 0.5}, // idle share of the workload's rhythm
 }
 
 func similarity(d, half float64) float64 { return math.Exp2(-(d / half) * (d / half)) }
@@ -56,17 +56,17 @@ func compare(t, p Shape) (float64, []Dimension) {
 		math.Abs(log2(t.QueueDepth) - log2(p.QueueDepth)),
 		math.Abs(t.SequentialFraction - p.SequentialFraction),
 		math.Abs(t.ReadFraction - p.ReadFraction),
-		math.Abs(t.IdleFraction - p.IdleFraction),
+		math.Abs(t.SteadyIdleFraction - p.SteadyIdleFraction),
 	}
 	texts := [][2]string{
 		{sizeText(t.BlockSizeBytes), sizeText(p.BlockSizeBytes)},
 		{depthText(t.QueueDepth), depthText(p.QueueDepth)},
 		{accessText(t), accessText(p)},
 		{pct(t.ReadFraction) + " reads", pct(p.ReadFraction) + " reads"},
-		{pct(t.IdleFraction) + " idle", pct(p.IdleFraction) + " idle"},
+		{pct(t.SteadyIdleFraction) + " idle", pct(p.SteadyIdleFraction) + " idle"},
 	}
 	more := []bool{t.BlockSizeBytes > p.BlockSizeBytes, t.QueueDepth > p.QueueDepth, t.SequentialFraction > p.SequentialFraction,
-		t.ReadFraction > p.ReadFraction, t.IdleFraction > p.IdleFraction}
+		t.ReadFraction > p.ReadFraction, t.SteadyIdleFraction > p.SteadyIdleFraction}
 	// The score is the weighted geometric mean of the similarities: one
 	// dimension far off pulls it down however well the others agree.
 	sims, weights := make([]float64, len(dims)), make([]float64, len(dims))

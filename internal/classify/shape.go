@@ -28,9 +28,14 @@ type Shape struct {
 	// IdleFraction is the share of the span with nothing in flight at the
 	// classified layer: think time and gaps between I/Os.
 	IdleFraction float64 `json:"idle_fraction"`
-	IOs          int64   `json:"ios"`
-	Bytes        int64   `json:"bytes"`
-	SpanS        float64 `json:"span_s"`
+	// SteadyIdleFraction is the idle share of the workload's rhythm: the
+	// median over runs of 64 I/Os, which a long pause or a stretch of a
+	// busy CPU does not move. Patterns are compared on it; IdleFraction is
+	// the time the trace really spent idle.
+	SteadyIdleFraction float64 `json:"steady_idle_fraction"`
+	IOs                int64   `json:"ios"`
+	Bytes              int64   `json:"bytes"`
+	SpanS              float64 `json:"span_s"`
 	// Layer is the layer sizes and access come from, LayerReason why. A
 	// benchmark's parameters are what it asks for, so this is the syscall
 	// layer, unless the drive's work is elsewhere: the requests are giant
@@ -193,6 +198,7 @@ func layerShape(p *profile.Profile, l *profile.Layer, name, why string) Shape {
 	if l.SpanS > 0 {
 		s.IdleFraction = round3(min(1, l.IdleS/l.SpanS))
 	}
+	s.SteadyIdleFraction = l.SteadyIdleFraction
 	if data(blk) {
 		s.DeviceQueueDepth = blk.QueueDepth.P50
 	}

@@ -28,6 +28,13 @@ type depthSweep struct {
 	gaps      logHist
 	n         int64
 	latSum    float64 // ns; the integral of depth over time
+	// steady counts, in hundredths, the idle share of each run of
+	// idleWindow consecutive arrivals (from the first arrival of a run to
+	// the first of the next); windowStart and windowIdle are where the run
+	// under way began and the idle time (gaps.sum) at its start.
+	steady      [101]int64
+	windowStart int64
+	windowIdle  float64
 	// bare keeps only the set in flight and the idle time (gaps.sum): what
 	// a program's own sweep in classify reads, at a third of the cost.
 	bare bool
@@ -98,6 +105,43 @@ func (s *depthSweep) count(a, c int64, d int) {
 	s.depths[d]++
 	s.n++
 	s.latSum += float64(c - a)
+	switch {
+	case s.n == 1:
+		s.windowStart, s.windowIdle = a, s.gaps.sum
+	case (s.n-1)%idleWindow == 0:
+		if span := a - s.windowStart; span > 0 {
+			share := min(1, (s.gaps.sum-s.windowIdle)/float64(span))
+			s.steady[int(share*100+0.5)]++
+		}
+		s.windowStart, s.windowIdle = a, s.gaps.sum
+	}
+}
+
+// idleWindow is the run of arrivals whose idle share steadyIdle takes the
+// median of: long enough to hold a benchmark's burst and its rest (64
+// I/Os then a pause), short enough that a pause or a stretch of another
+// program's interference fills few runs.
+const idleWindow = 64
+
+// steadyIdle is the median idle share over runs of idleWindow arrivals —
+// the workload's own rhythm, which one long pause (a user's, a start-up's)
+// or a stretch of a busy CPU does not move — and whether there were runs
+// enough (three) to say.
+func (s *depthSweep) steadyIdle() (float64, bool) {
+	var runs int64
+	for _, c := range s.steady {
+		runs += c
+	}
+	if runs < 3 {
+		return 0, false
+	}
+	var seen int64
+	for i, c := range s.steady {
+		if seen += c; 2*seen >= runs {
+			return float64(i) / 100, true
+		}
+	}
+	return 1, true
 }
 
 // passInflight empties s's own set in flight: a copy of s (clone) that

@@ -161,16 +161,21 @@ type Layer struct {
 	IOPS                float64 `json:"iops"`
 	ThroughputMBs       float64 `json:"throughput_mb_s"`
 
-	SizeBytes          SizeStats   `json:"size_bytes"`
-	QueueDepth         DepthStats  `json:"queue_depth"`
-	DeviceQueueDepth   *DepthStats `json:"device_queue_depth,omitempty"`
-	LatencyUs          Dist        `json:"latency_us"`
-	InterarrivalUs     Dist        `json:"interarrival_us"`
-	IdleGapUs          Dist        `json:"idle_gap_us"`
-	IdleS              float64     `json:"idle_s"`
-	SequentialFraction float64     `json:"sequential_fraction"`
-	SeekDistanceBytes  SeekStats   `json:"seek_distance_bytes"`
-	ServiceFit         *Fit        `json:"service_fit,omitempty"`
+	SizeBytes        SizeStats   `json:"size_bytes"`
+	QueueDepth       DepthStats  `json:"queue_depth"`
+	DeviceQueueDepth *DepthStats `json:"device_queue_depth,omitempty"`
+	LatencyUs        Dist        `json:"latency_us"`
+	InterarrivalUs   Dist        `json:"interarrival_us"`
+	IdleGapUs        Dist        `json:"idle_gap_us"`
+	IdleS            float64     `json:"idle_s"`
+	// SteadyIdleFraction is the median, over runs of 64 arrivals, of the
+	// share of time with nothing in flight: the idle share of the
+	// workload's rhythm without its long pauses or a stretch of a busy CPU
+	// (IdleS over SpanS where the trace is too short for three runs).
+	SteadyIdleFraction float64   `json:"steady_idle_fraction"`
+	SequentialFraction float64   `json:"sequential_fraction"`
+	SeekDistanceBytes  SeekStats `json:"seek_distance_bytes"`
+	ServiceFit         *Fit      `json:"service_fit,omitempty"`
 	// Unavailable names the metrics the capture cannot show (see
 	// MarkUnavailable); their fields are null in JSON.
 	Unavailable []string `json:"unavailable,omitempty"`
@@ -266,6 +271,11 @@ func (a *layerAgg) result() *Layer {
 	l.InterarrivalUs = a.inter.dist(1e3)
 	l.IdleGapUs = a.depth.gaps.dist(1e3)
 	l.IdleS = round3(a.depth.gaps.sum / 1e9)
+	if f, ok := a.depth.steadyIdle(); ok {
+		l.SteadyIdleFraction = f
+	} else if l.SpanS > 0 {
+		l.SteadyIdleFraction = round3(min(1, l.IdleS/l.SpanS))
+	}
 	l.SequentialFraction, l.SeekDistanceBytes = a.seq.stats()
 	if l.IOs > 0 {
 		l.ServiceFit = a.fit.fit()

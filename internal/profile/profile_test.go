@@ -176,3 +176,54 @@ func TestEmpty(t *testing.T) {
 		t.Fatalf("%+v", p)
 	}
 }
+
+// The steady idle share is the workload's rhythm: a QD1 stream idle a
+// third of its time stays a third idle with a pause ten times its length
+// in the middle, or with a stretch of stalled gaps (a busy CPU) in 20 of
+// its 64-I/O runs; bursts of 64 I/Os with rests four times as long stay
+// 80 % idle; a trace too short for three runs is its whole span's share.
+func TestSteadyIdleFraction(t *testing.T) {
+	steady := gen(6400, 1, 4096, 100_000, 50_000, false, event.Read) // 50 of 150 µs idle
+	paused := append([]event.Event(nil), steady...)
+	stalled := append([]event.Event(nil), steady...)
+	for i := range paused {
+		if i >= 3200 {
+			paused[i].Start += 10 * 960_000_000 // ten times the span
+			paused[i].End += 10 * 960_000_000
+		}
+		if i >= 1000 && i < 1000+20*64 { // each gap 2 ms, not 50 µs
+			shift := int64(i-999) * 1_950_000
+			stalled[i].Start += shift
+			stalled[i].End += shift
+		} else if i >= 1000+20*64 {
+			stalled[i].Start += 20 * 64 * 1_950_000
+			stalled[i].End += 20 * 64 * 1_950_000
+		}
+	}
+	var bursts []event.Event
+	at := int64(0)
+	for i := 0; i < 64*50; i++ {
+		bursts = append(bursts, event.Event{Layer: event.Block, Op: event.Read, Start: at, End: at + 100_000, Size: 4096, Bytes: 4096,
+			Offset: int64(i) * 4096, Pid: 1, Tid: 1, Comm: "b", Dev: event.Dev{Major: 254}, Flags: event.FlagDispatched, Dispatch: at})
+		at += 100_000
+		if i%64 == 63 {
+			at += 4 * 64 * 100_000
+		}
+	}
+	for _, c := range []struct {
+		name       string
+		evs        []event.Event
+		want, idle float64 // steady share, whole span's share
+	}{
+		{"steady", steady, 0.33, 0.33},
+		{"paused", paused, 0.33, 0.94},
+		{"stalled", stalled, 0.33, 0.815},
+		{"bursts", bursts, 0.8, 0.8},
+		{"short", steady[:150], 0.33, 0.33},
+	} {
+		l := build(c.evs, Options{}).Block
+		if math.Abs(l.SteadyIdleFraction-c.want) > 0.015 || math.Abs(l.IdleS/l.SpanS-c.idle) > 0.015 {
+			t.Errorf("%s: steady idle %.3f, whole %.3f; want %.2f, %.2f", c.name, l.SteadyIdleFraction, l.IdleS/l.SpanS, c.want, c.idle)
+		}
+	}
+}
