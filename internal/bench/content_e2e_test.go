@@ -11,10 +11,12 @@ import (
 )
 
 // TestContentCost: zram compresses, so text costs it more than random
-// bytes both ways; the VM disk stores them alike — as far as its guest
-// can tell: a host's storage may compress too (this project's VM once
-// wrote text 0.32 ms/MiB slower, run after run, in either order), but
-// never near zram's cost, which does it on the guest's own CPU.
+// bytes both ways; the VM disk never costs text near as much as zram,
+// which compresses on the guest's own CPU. Its host's storage may tell
+// them apart too, run after run in either order, and either way (this
+// project's VM once wrote text 0.32 ms/MiB slower; a CI run read it 0.84
+// ms/MiB faster, as storage that compresses reads less): what the bench
+// measures there is kept, not asserted away.
 func TestContentCost(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testutil.Unavailable(t, "needs root to make a file system on zram")
@@ -37,9 +39,8 @@ func TestContentCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if disk != nil && (disk.ReadUsPerMiB > zram.ReadUsPerMiB/3 || disk.WriteUsPerMiB > zram.WriteUsPerMiB/3 ||
-		disk.ReadUsPerMiB < -zram.ReadUsPerMiB/3 || disk.WriteUsPerMiB < -zram.WriteUsPerMiB/3) {
-		t.Errorf("the VM disk: content cost %+v, want none or under a third of zram's", *disk)
+	if disk != nil && (disk.ReadUsPerMiB > zram.ReadUsPerMiB/3 || disk.WriteUsPerMiB > zram.WriteUsPerMiB/3) {
+		t.Errorf("the VM disk: content cost %+v, want text no dearer than a third of zram's", *disk)
 	}
 	if disk != nil {
 		t.Logf("the VM disk: %+v", *disk)
