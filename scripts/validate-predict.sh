@@ -341,6 +341,7 @@ predictions() { # drive, predict_all's output
 echo "| workload | from | to | predicted | measured | error | headline | headline error |"
 echo "|---|---|---|---|---|---|---|---|"
 errors=$(mktemp)
+percase=$(mktemp)
 all=$(mktemp)
 to_flags=() cdm_flags=()
 for to in "${drives[@]}"; do to_flags+=(--drive "$to"); cdm_flags+=(--drive "cdm-$to"); done
@@ -360,7 +361,8 @@ w, a, b, m = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 p = statistics.median(r["predicted_s"] for r in rs)
 h = statistics.median(r["headline_s"] for r in rs)
 print("| %s | %s | %s | %.3f s | %.3f s | %+.0f %% | %.3f s | %+.0f %% |" % (w, a, b, p, m, (p/m-1)*100, h, (h/m-1)*100))
-print(p/m, h/m, b, file=open(sys.argv[5], "a"))' "$w" "$from" "$to" "${measured[$w-$to]}" "$errors"
+print(p/m, h/m, b, file=open(sys.argv[5], "a"))
+print(json.dumps({"w": w, "from": a, "to": b, "predicted": [r["predicted_s"] for r in rs]}), file=open(sys.argv[6], "a"))' "$w" "$from" "$to" "${measured[$w-$to]}" "$errors" "$percase"
     done
   done
 done
@@ -380,6 +382,48 @@ for to in sorted({t for _, _, t in rows}):
     summary("to " + to, [r for r in rows if r[2] == to])
 EOF
 rm -f "$errors"
+# The same cases from the recordings the host left alone: predict notes a
+# recording during which the host took more than 5 % of the CPUs' time
+# (its computation ran slower than the work's own); here each case's
+# predictions and measured runs are those of recordings under it, where
+# each side has one. Every recording's time and the host's share come
+# from the store.
+"$ioshape" --store "$store" ls --json |
+  python3 -c 'import json, sys; [print(t["id"], t.get("label", "")) for t in json.load(sys.stdin)]' |
+  while read -r id label; do
+    [ -n "$label" ] || continue
+    "$ioshape" --store "$store" show --json "$id" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["trace"]
+print(sys.argv[1], t["duration_s"], t.get("host_steal_s", 0) / max(t["duration_s"], 1e-3) / max(t.get("cpus", 1), 1))' "$label"
+  done > "$percase.host"
+python3 - "$percase" "$percase.host" "$repeat" <<'EOF'
+import json, statistics, sys
+host = {}
+for l in open(sys.argv[2]):
+    label, took, share = l.split()
+    host[label] = (float(took), float(share))
+repeat, quiet = int(sys.argv[3]), lambda label: label in host and host[label][1] <= 0.05
+rows, left = [], 0
+for l in open(sys.argv[1]):
+    c = json.loads(l)
+    preds = [p for k, p in enumerate(c["predicted"], 1) if quiet("%s-%s-%d" % (c["w"], c["from"], k))]
+    runs = [host["%s-%s-%d" % (c["w"], c["to"], k)][0] for k in range(1, repeat + 1) if quiet("%s-%s-%d" % (c["w"], c["to"], k))]
+    if not preds or not runs:
+        left += 1
+        continue
+    rows.append((statistics.median(preds) / statistics.median(runs), c["to"], "%s %s→%s" % (c["w"], c["from"], c["to"])))
+disturbed = sum(s > 0.05 for _, s in host.values())
+if rows:
+    err = [abs(r - 1) for r, _, _ in rows]
+    far = lambda x: sum(max(r, 1 / r) > x for r, _, _ in rows)
+    print("recordings the host left alone (took 5 %% of the CPUs' time or less; %d of %d were over): %d cases, median |predicted/measured - 1| %.0f %%, worst off by %.2fx, beyond 1.5x: %d, beyond 2x: %d; %d cases without such a recording on one side"
+          % (disturbed, len(host), len(rows), 100 * statistics.median(err), max(max(r, 1 / r) for r, _, _ in rows), far(1.5), far(2), left))
+    for r, _, case in sorted(rows, key=lambda x: -max(x[0], 1 / x[0])):
+        if max(r, 1 / r) > 1.5:
+            print("  beyond 1.5x there: %s %+.0f %%" % (case, 100 * (r - 1)))
+EOF
+rm -f "$percase" "$percase.host"
 if [ -s "$store/stolen.tsv" ]; then
   python3 - "$store/stolen.tsv" <<'EOF'
 import statistics, sys
