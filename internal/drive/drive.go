@@ -572,7 +572,7 @@ func throttleLimits(rates []pointRate, maxIOs, maxBytes float64) (ios, bytes flo
 }
 
 // medianOr is the median of xs (the mean of the middle two), or def if
-// there are none. xs is sorted.
+// there are none. It sorts xs in place.
 func medianOr(xs []float64, def float64) float64 {
 	if len(xs) == 0 {
 		return def
