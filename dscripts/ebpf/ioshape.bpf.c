@@ -39,6 +39,7 @@ enum {
 	REC_EXIT = 4,
 	REC_WAIT = 5,
 	REC_SLEEP = 6,
+	REC_STEAL = 7,
 };
 
 // Block flags, normalised from the kernel's REQ_* bits.
@@ -60,7 +61,7 @@ enum {
 	BOP_OTHER = 5,
 };
 
-// struct record is what user space reads: 112 bytes, little-endian on the
+// struct record is what user space reads: 96 bytes, little-endian on the
 // supported architectures. internal/parse/native.go decodes it.
 struct record {
 	__u8 kind;
@@ -497,6 +498,10 @@ struct sc_state {
 	__u64 woken;   // when a wake-up found it asleep outside a call; 0: not yet
 	__u32 waker;   // the traced thread that woke it; 0: none (an interrupt, a timer, another process)
 	bool born;     // dozing since its creation
+	__u64 ran_at;      // when it last went onto a CPU (see on_switch); 0: not seen
+	__u64 ran_runtime; // its se.sum_exec_runtime then
+	__u64 taken;       // what the host took of its stretches on a CPU since taken_from, not yet sent
+	__u64 taken_from;
 	struct arrival arr, arr_out; // --summary
 };
 
@@ -1665,6 +1670,44 @@ int BPF_PROG(on_wakeup_new, struct task_struct *p)
 // record of its own. Interruptible sleeps — think time, polling, pipes —
 // are not waiting for a drive and are left out.
 
+// ---- what the host took ----------------------------------------------------------
+// On a virtual machine the host runs other guests on the CPUs now and
+// then: a traced thread on a CPU then makes no progress, and a recording
+// on a busy host holds computation the program would not have done. The
+// scheduler's run time leaves that out (CONFIG_PARAVIRT_TIME_ACCOUNTING):
+// each stretch on a CPU, switch-in to switch-out, less its run time is
+// what was taken. A thread's takings are sent once they reach
+// MIN_TAKEN_NS, as one record from the first stretch's start to the
+// last's end: none where the host left the thread alone.
+
+#define MIN_TAKEN_NS 20000
+
+static __always_inline void took_off(struct sc_state *s, struct task_struct *t, __u64 now)
+{
+	if (!s->ran_at)
+		return;
+	__u64 wall = now - s->ran_at, ran = BPF_CORE_READ(t, se.sum_exec_runtime) - s->ran_runtime;
+	if (wall > ran) {
+		if (!s->taken)
+			s->taken_from = s->ran_at;
+		s->taken += wall - ran;
+	}
+	s->ran_at = 0;
+	if (s->taken < MIN_TAKEN_NS || summary_mode)
+		return;
+	struct record *r = reserve(REC_STEAL);
+	if (r) {
+		r->start = s->taken_from;
+		r->dispatch = s->taken;
+		r->end = now;
+		r->pid = t->tgid;
+		r->tid = t->pid;
+		bpf_probe_read_kernel(&r->comm, sizeof(r->comm), t->comm);
+		submit(r);
+	}
+	s->taken = 0;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 {
@@ -1679,8 +1722,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		if (s)
 			s->trace = TRACE_YES;
 	}
-	if (s && (s->pending == PENDING_CALL ? !other_sleep : s->pending == PENDING_NONE && io_sleep)) {
+	if (s && s->ran_at) {
 		now = bpf_ktime_get_ns();
+		took_off(s, prev, now);
+	}
+	if (s && (s->pending == PENDING_CALL ? !other_sleep : s->pending == PENDING_NONE && io_sleep)) {
+		if (!now)
+			now = bpf_ktime_get_ns();
 		s->asleep = now;
 		s->woken = 0;
 		s->waker = 0;
@@ -1694,10 +1742,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		s->born = false;
 	}
 	struct sc_state *n = bpf_task_storage_get(&scs, next, 0, 0);
-	if (!n || (!n->asleep && !n->dozing))
+	if (!n || n->trace == TRACE_NO)
 		return 0;
 	if (!now)
 		now = bpf_ktime_get_ns();
+	n->ran_at = now;
+	n->ran_runtime = BPF_CORE_READ(next, se.sum_exec_runtime);
 	if (n->dozing) {
 		if (n->born || now - n->dozing >= MIN_DOZE_NS)
 			emit_sleep(n, next, now);

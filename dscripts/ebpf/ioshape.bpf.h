@@ -76,12 +76,19 @@ struct files_struct {
 	struct fdtable *fdt;
 } CORE;
 
+/* include/linux/sched.h: the run time the scheduler counted; with
+ * CONFIG_PARAVIRT_TIME_ACCOUNTING, without what the host took. */
+struct sched_entity {
+	__u64 sum_exec_runtime;
+} CORE;
+
 struct task_struct {
 	unsigned int flags;
 	int pid;
 	int tgid;
 	struct files_struct *files;
 	char comm[16];
+	struct sched_entity se;
 } CORE;
 
 /* include/linux/sched.h: a sleep that signals do not end — waiting for I/O,

@@ -249,7 +249,7 @@ func (m *predictRun) results(class *classify.Result) ([]*predict.Result, error) 
 		bounds[0].AtNs = 0
 	}
 	c, note := m.chosen()
-	host := busyHostNote(m.meta.Footer)
+	host := busyHostNote(m.meta.Footer, m.b.HostTakenNs())
 	from := m.from
 	if from == nil {
 		byDev := m.b.DeviceBytes()
@@ -288,14 +288,20 @@ const busyHost = 0.05
 
 // busyHostNote says that the host took more than busyHost of the CPUs'
 // time while recording, and what that does to the prediction; "" if it
-// did not, or the recording did not count it.
-func busyHostNote(f *tracefile.Footer) string {
+// did not, or the recording did not count it. takenNs is what the trace
+// says the host took of its threads' time on a CPU (predict leaves it
+// out): the rest of a busy host's cost — the work running slower on CPUs
+// and caches it shares — stays.
+func busyHostNote(f *tracefile.Footer, takenNs int64) string {
 	if f == nil || f.CPUs <= 0 || f.DurationNs <= 0 || f.HostStealNs <= 0 {
 		return ""
 	}
 	share := float64(f.HostStealNs) / (float64(f.CPUs) * float64(f.DurationNs))
 	if share < busyHost {
 		return ""
+	}
+	if takenNs > 0 {
+		return fmt.Sprintf("the virtual machine's host took %.0f%% of the CPUs' time while recording: what it took while the traced threads ran is left out, but the rest of their computation may have run slower than the work's own, on CPUs and caches the host shared (record again at a quieter moment)", 100*share)
 	}
 	return fmt.Sprintf("the virtual machine's host took %.0f%% of the CPUs' time while recording: the computation recorded ran slower than the work's own, and stays as recorded — the prediction is long by as much, most on a fast drive (record again at a quieter moment)", 100*share)
 }

@@ -121,3 +121,19 @@ func TestPredictSaysTheHostWasBusy(t *testing.T) {
 		}
 	}
 }
+
+// Where the trace says what the host took of its threads' time, the note
+// says that is left out, and that the rest of a busy host's cost stays.
+func TestBusyHostNoteWithTakings(t *testing.T) {
+	f := &tracefile.Footer{DurationNs: 6e9, HostStealNs: int64(0.12 * 2 * 6e9), CPUs: 2}
+	with, without := busyHostNote(f, 5e8), busyHostNote(f, 0)
+	if !strings.Contains(with, "12%") || !strings.Contains(with, "is left out") || strings.Contains(with, "long by as much") {
+		t.Errorf("with takings: %q", with)
+	}
+	if !strings.Contains(without, "long by as much") {
+		t.Errorf("without: %q", without)
+	}
+	if busyHostNote(&tracefile.Footer{DurationNs: 6e9, HostStealNs: 1e6, CPUs: 2}, 5e8) != "" {
+		t.Error("a quiet host noted")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ioshape/ioshape/internal/content"
+	hostpkg "github.com/ioshape/ioshape/internal/host"
 	"github.com/ioshape/ioshape/internal/testutil"
 )
 
@@ -272,4 +273,48 @@ func TestRecordContent(t *testing.T) {
 		return
 	}
 	t.Error("cp: no zram0 in the trace")
+}
+
+// The native backend says what a virtual machine's host took of each
+// traced thread's time on a CPU: every record within its span and its
+// thread's, their sum within what the host took of all the CPUs (the
+// kernel's count, /proc/stat) and, where the host took much while grep
+// computed on cached files, a share of it.
+func TestNativeHostsTakings(t *testing.T) {
+	requireNative(t)
+	store := t.TempDir()
+	grep := []string{"sh", "-c", "for i in 1 2 3 4 5 6; do grep -r -q no-such-line-in-any-header /usr/include; done; true"}
+	if out, err := exec.Command(grep[0], grep[1:]...).CombinedOutput(); err != nil { // warm the cache: computation, not waiting
+		t.Fatalf("grep: %v %s", err, out)
+	}
+	id, _ := record(t, store, append([]string{"--"}, grep...)...)
+	threads := map[int]bool{}
+	var taken int64
+	for _, e := range traceEvents(t, store, id) {
+		if e.call != "steal" {
+			threads[e.tid] = true
+			continue
+		}
+		if e.blocked <= 0 || e.blocked > e.end-e.start || e.layer != "syscall" {
+			t.Errorf("%d ns taken in a %s record of %d ns", e.blocked, e.layer, e.end-e.start)
+		}
+		if e.comm != "grep" && e.comm != "sh" {
+			t.Errorf("%d ns taken from %q, not the traced command", e.blocked, e.comm)
+		}
+		taken += e.blocked
+	}
+	s := showJSON(t, store, id)
+	host := int64(s.Trace.HostStealS * 1e9)
+	t.Logf("taken from the traced threads %.1f ms, from the CPUs %.1f ms (%d CPUs, %.2f s)", float64(taken)/1e6, float64(host)/1e6, s.Trace.CPUs, s.Trace.DurationS)
+	if _, counted := hostpkg.StealTime(); !counted {
+		return
+	}
+	// /proc/stat counts in hundredths of a second, and its last ticks may
+	// land after the recording's end.
+	if taken > host+30e6+host/20 {
+		t.Errorf("%d ns taken from the traced threads, more than the host took of all the CPUs (%d)", taken, host)
+	}
+	if host >= 80e6 && taken < host/8 {
+		t.Errorf("the host took %d ns of the CPUs while grep computed, the records %d of it", host, taken)
+	}
 }

@@ -100,6 +100,13 @@ const (
 	// follow one process's wait on another's; profiles and exports leave
 	// it out.
 	CallSleep
+	// CallSteal is not an I/O: time a traced thread lost while it ran —
+	// on a virtual machine, the host's (its steal time) — summed over its
+	// stretches on a CPU from Start to End: Blocked is how much (between
+	// the stretches' wall time and the thread's own run time). The program
+	// itself would not have taken it; predictions take it out, profiles
+	// and exports leave it out.
+	CallSteal
 	numCalls
 )
 
@@ -107,7 +114,7 @@ var callNames = [numCalls]string{
 	"", "read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"preadv2", "pwritev2", "copy_file_range", "sendfile", "fsync", "fdatasync",
 	"sync_file_range", "aio_read", "aio_write", "aio_fsync",
-	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile", "wait", "fadvise64", "sleep",
+	"uring_read", "uring_write", "uring_fsync", "fcntl_fullfsync", "fcntl_nocache", "clonefile", "copyfile", "wait", "fadvise64", "sleep", "steal",
 }
 
 func (c Call) String() string {
@@ -271,10 +278,15 @@ type Event struct {
 // IsWait reports whether e is a wait (CallWait) rather than an I/O.
 func (e *Event) IsWait() bool { return e.Layer == Syscall && e.Call == CallWait }
 
-// IsIO reports whether e is an I/O: not a wait, a sleep or an advice.
+// IsIO reports whether e is an I/O: not a wait, a sleep, a steal or an
+// advice.
 func (e *Event) IsIO() bool {
-	return e.Layer != Syscall || e.Call != CallWait && e.Call != CallFadvise && e.Call != CallSleep
+	return e.Layer != Syscall || e.Call != CallWait && e.Call != CallFadvise && e.Call != CallSleep && e.Call != CallSteal
 }
+
+// IsSteal reports whether e is time the host took from a thread
+// (CallSteal).
+func (e *Event) IsSteal() bool { return e.Layer == Syscall && e.Call == CallSteal }
 
 // IsSleep reports whether e is an interruptible sleep (CallSleep).
 func (e *Event) IsSleep() bool { return e.Layer == Syscall && e.Call == CallSleep }

@@ -12,7 +12,7 @@ import (
 // (struct record in dscripts/ebpf/ioshape.bpf.c):
 //
 //	0 kind u8, 1 role u8, 2 op u8, 3 flags u8, 4 pid u32, 8 tid u32, 12 call u32,
-//	16 start u64, 24 dispatch (syscall: blocked) u64, 32 end u64, 40 offset s64,
+//	16 start u64, 24 dispatch (syscall: blocked; steal: the time taken) u64, 32 end u64, 40 offset s64,
 //	48 size u64, 56 ret s64 (block: status; fork: child; sleep, wait: waker), 64 ino u64,
 //	72 dev u32, 76 fflags u32, 80 comm [16]byte
 //
@@ -29,6 +29,7 @@ const (
 	nativeExit    = 4
 	nativeWait    = 5
 	nativeSleep   = 6
+	nativeSteal   = 7
 )
 
 // Block ops and flags as the eBPF programs normalise them from the
@@ -172,6 +173,15 @@ func (d *NativeDecoder) Decode(b []byte, oDirect uint64) (Record, error) {
 		}
 		if e.End < e.Start || e.Flags&event.FlagDispatched != 0 && (e.Dispatch < e.Start || e.Dispatch > e.End) {
 			return rec, fmt.Errorf("native record: a sleep from %d to %d woken at %d", e.Start, e.End, e.Dispatch)
+		}
+		rec.Event, rec.Kind = e, KindEvent
+	case nativeSteal:
+		// dispatch holds how much of the thread's stretches on a CPU
+		// from start to end was not its own run time.
+		e := event.Event{Layer: event.Syscall, Call: event.CallSteal, Op: event.Other, Flags: event.FlagBlocked,
+			Start: int64(u64(16)), End: int64(u64(32)), Blocked: int64(u64(24)), Offset: -1, Pid: u32(4), Tid: u32(8), Comm: comm}
+		if e.End < e.Start || e.Blocked < 0 || e.Blocked > e.End-e.Start {
+			return rec, fmt.Errorf("native record: %d ns taken from %d to %d", e.Blocked, e.Start, e.End)
 		}
 		rec.Event, rec.Kind = e, KindEvent
 	case nativeFork:

@@ -131,6 +131,25 @@ func TestDecodeNativeSleepAndWait(t *testing.T) {
 	}
 }
 
+// A steal says how much of a thread's stretches on a CPU, from start to
+// end, was not its own run time; never more than the span.
+func TestDecodeNativeSteal(t *testing.T) {
+	rec, err := DecodeNative(nativeFields{kind: nativeSteal, pid: 7, tid: 8, start: 1000, dispatch: 300, end: 5000, comm: "grep"}.encode(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := event.Event{Layer: event.Syscall, Call: event.CallSteal, Op: event.Other, Flags: event.FlagBlocked,
+		Start: 1000, End: 5000, Blocked: 300, Offset: -1, Pid: 7, Tid: 8, Comm: "grep"}
+	if e := rec.Event; rec.Kind != KindEvent || e != want || !e.IsSteal() || e.IsIO() || e.IsSleep() || e.IsWait() {
+		t.Fatalf("got  %+v\nwant %+v", e, want)
+	}
+	for _, bad := range []nativeFields{{kind: nativeSteal, start: 100, dispatch: 81, end: 180}, {kind: nativeSteal, start: 200, end: 180}} {
+		if _, err := DecodeNative(bad.encode(), 0); err == nil {
+			t.Errorf("%d ns taken from %d to %d accepted", bad.dispatch, bad.start, bad.end)
+		}
+	}
+}
+
 func TestDecodeNativeForkExitAndBadInput(t *testing.T) {
 	rec, _ := DecodeNative(nativeFields{kind: nativeFork, pid: 3, child: 4}.encode(), 0)
 	if rec.Kind != KindFork || rec.Pid != 3 || rec.Child != 4 {

@@ -33,6 +33,7 @@ type accumulator struct {
 	// who woke whom (see wakeGraph).
 	wakes *wakeGraph
 	marks map[uint32]*threadMarks
+	taken *takenLog // what the host took of each thread's time (nil: not recorded)
 	// idleFrom and idleTo are the hosts' costs of computing after their
 	// CPUs idled, waiting for each drive (nil: not measured, or bio-based:
 	// the CPUs never idle for it), and idleAfter the last busy period's
@@ -114,6 +115,7 @@ type tidLast struct {
 	sinceWake, stolenAt float64
 	wakesAtStart        int
 	stretches           stretchHist
+	takenTo             int64 // the end of its latest item whose stretch the host's takings came out of
 }
 
 // cold is how much longer (negative: shorter) ns of a thread's
@@ -285,11 +287,28 @@ func (a *accumulator) add(it *item) {
 	p.first, p.last = min(p.first, it.start), max(p.last, it.end)
 	t := a.tids[it.tid]
 	cpu := math.Max(0, it.len()-it.asleep-it.syncNs)
+	// What the host took of the thread's time on a CPU since its last
+	// item — in the gap before this one first, then in it — is no
+	// computation of the work's: it stays out of what moves.
+	var taken, gapTaken, ownGap float64
+	if t != nil && it.start > t.end {
+		ownGap = float64(it.start - t.end)
+	}
+	if a.taken != nil {
+		from := int64(math.MinInt64)
+		if t != nil {
+			from = t.takenTo
+		}
+		if taken = a.taken.between(it.tid, from, it.end); taken > 0 {
+			gapTaken = math.Min(taken, ownGap)
+			cpu -= math.Min(taken-gapTaken, cpu)
+		}
+	}
 	// The thread's computation since its last item that may run beside the
 	// readahead that item set going (no longer than that lasts).
 	var gap float64
 	if t != nil && it.start > t.end {
-		gap = math.Min(float64(it.start-t.end), math.Max(t.fromAhead, t.toAhead))
+		gap = math.Min(ownGap-gapTaken, math.Max(t.fromAhead, t.toAhead))
 	}
 	// The thread's computation after a wait runs as cold as the new
 	// drive's wake-up leaves it: what it did since its last item (a gap
@@ -304,9 +323,10 @@ func (a *accumulator) add(it *item) {
 		t = &tidLast{stolenAt: math.Inf(1)}
 		a.tids[it.tid] = t
 	}
+	t.takenTo = max(t.takenTo, it.end)
 	var cold float64
 	if it.start > t.end {
-		cold = t.cold(float64(it.start - t.end))
+		cold = t.cold(float64(it.start-t.end) - gapTaken)
 	}
 	if it.wakes > 0 {
 		t.woke(it.wakes, it.coldFactor)
@@ -329,6 +349,9 @@ func (a *accumulator) add(it *item) {
 		t.carry += cold
 	default:
 		t.reading = false
+	}
+	if taken > 0 {
+		a.takeOut(it, p, taken)
 	}
 	if it.bound {
 		it.cpuDelta += cold
@@ -361,6 +384,30 @@ func (a *accumulator) add(it *item) {
 		p.closeOwn()
 	}
 	p.own.add(it)
+}
+
+// takeOut removes what the host took from a thread in an item's stretch
+// (ns): a drive-bound item's period is that much shorter on any drive;
+// outside the busy periods the recording is, and so are the thread's
+// process and its place in the wake graph.
+func (a *accumulator) takeOut(it *item, p *pidSums, ns float64) {
+	if it.bound {
+		it.cpuDelta -= ns
+		return
+	}
+	a.slices.at(it.start).g += ns
+	p.g += ns
+	if a.wakes.recorded() {
+		if a.marks == nil {
+			a.marks = map[uint32]*threadMarks{}
+		}
+		m := a.marks[it.tid]
+		if m == nil {
+			m = &threadMarks{pid: it.pid}
+			a.marks[it.tid] = m
+		}
+		m.addExtra(it.start, -ns)
+	}
 }
 
 func (a *accumulator) closeWhole() {

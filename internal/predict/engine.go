@@ -122,6 +122,7 @@ func newEngine(b *Builder, from, to *drive.Spec, unthrottled [2]*drive.Spec, noC
 	}
 	e.accum.init()
 	e.accum.wakes = &b.wakes
+	e.accum.taken = &b.taken
 	if from != nil {
 		e.accum.idleFrom = idleOf(from, from.IdleWake)
 		// A profile from a review's numbers has no measure of the machine:

@@ -301,6 +301,7 @@ type Builder struct {
 	writebackAfter int64
 	lats           map[*drive.Spec]*latencies
 	wakes          wakeGraph // who woke whom, where the tracer says
+	taken          takenLog  // what the host took of the threads' time on a CPU, where the tracer says
 	// With Stream: the re-sorting, and an engine per drive the trace may
 	// have been recorded on, with and without a syscall layer.
 	stream *front
@@ -441,6 +442,11 @@ func (b *Builder) SetStacked(devs []event.Device) {
 // after the work (Result.LateWriteback). Call it before Stream.
 func (b *Builder) SetWritebackAfter(ns int64) { b.writebackAfter = ns }
 
+// HostTakenNs is what a virtual machine's host took of the traced
+// threads' time on a CPU, as the trace's steal events say (0: none, or
+// not recorded).
+func (b *Builder) HostTakenNs() int64 { return b.taken.total }
+
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
 	return &Builder{comms: map[uint32]string{}, devBytes: map[event.Dev]int64{}, sysDevBytes: map[event.Dev]int64{}, waited: map[event.Dev]int64{}}
@@ -450,6 +456,10 @@ func NewBuilder() *Builder {
 // tracers write them); with Stream, one that comes more than 10 s late is
 // matched as it comes, and counted.
 func (b *Builder) Add(e *event.Event) {
+	if e.IsSteal() {
+		b.taken.add(e)
+		return
+	}
 	if e.IsSleep() {
 		b.wakes.add(e)
 		return
@@ -611,6 +621,10 @@ func (b *Builder) result(en *engine, f *front, from, to *drive.Spec, recordedNs 
 		res.Notes = append(res.Notes, "no syscall layer: every block request is taken as waited for (readahead and writeback cannot be told apart)")
 	} else if !b.timed {
 		res.Notes = append(res.Notes, "the tracer did not time the calls' sleeps: a call's computation is not told from its waiting, so overlap of computation with readahead is not seen")
+	}
+	if b.taken.total > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the virtual machine's host took %s of the traced threads' time on a CPU while recording: left out of their computation",
+			units.Micros(float64(b.taken.total)/1e3)))
 	}
 	if f.late > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d I/Os came more than 10 s after I/Os that arrived later than they did: matched as they came", f.late))

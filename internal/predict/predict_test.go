@@ -2363,3 +2363,91 @@ func TestLateWritebackLeftOut(t *testing.T) {
 		t.Errorf("a sync waited for the writeback: notes %q, want it kept", synced.Notes)
 	}
 }
+
+// stealEv is what the host took of thread tid's time on a CPU (ns) in a
+// record from start to end (µs).
+func stealEv(tid uint32, startUs, endUs, takenNs int64) *event.Event {
+	return &event.Event{Layer: event.Syscall, Call: event.CallSteal, Op: event.Other, Flags: event.FlagBlocked,
+		Start: startUs * us, End: endUs * us, Blocked: takenNs, Offset: -1, Pid: tid, Tid: tid, Comm: "app"}
+}
+
+// What the host took of a thread's time on a CPU comes out of the
+// prediction on every drive, the recording's own included: between
+// drive-bound calls, and in computation outside any busy period. Records
+// come in any order; a thread's records do not touch another's.
+func TestHostsTakingsLeftOut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		add    func(b *Builder) int64
+		taken  float64 // s
+		toFast float64 // s, without the takings
+	}{{
+		// 1000 reads of 100 µs, 50 µs between them; 10 µs taken in each
+		// gap but the first, added last to first.
+		name: "between drive-bound calls",
+		add: func(b *Builder) int64 {
+			end := chain(b, 7, 1000, 0, 100, 96, 50)
+			for i := int64(999); i >= 1; i-- {
+				b.Add(stealEv(7, i*150-45, i*150-5, 10*us))
+			}
+			b.Add(stealEv(8, 0, 140_000, 100_000*us)) // another thread's, with no items
+			return end
+		},
+		taken:  999 * 10e-6,
+		toFast: 1000 * (50 + 4 + 19.2) * 1e-6,
+	}, {
+		// Reads the cache served, 100 µs of computation each, then one
+		// that waits: 2 ms taken among the cached ones.
+		name: "computation outside the busy periods",
+		add: func(b *Builder) int64 {
+			at := int64(0)
+			for i := range 100 {
+				b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 100*us, Size: 4096, Bytes: 4096,
+					Offset: int64(i) * 4096, Pid: 7, Tid: 7, Flags: event.FlagBlocked})
+				at += 100 * us
+			}
+			for i := range int64(20) {
+				b.Add(stealEv(7, i*500, i*500+400, 100*us))
+			}
+			return chain(b, 7, 1, at, 100, 96, 0)
+		},
+		taken:  2e-3,
+		toFast: 10e-3 + (4+19.2)*1e-6,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBuilder()
+			end := tc.add(b)
+			same := flat("same", 96, 1)
+			res, err := b.Predict(same, same, end, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "on the recording drive", res.PredictedS, float64(end)/1e9-tc.taken)
+			res, _ = b.Predict(same, flat("fast", 19.2, 1), end, nil)
+			near(t, "on a faster drive", res.PredictedS, tc.toFast-tc.taken)
+			if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "host took") }) {
+				t.Errorf("no note of the host's takings: %q", res.Notes)
+			}
+		})
+	}
+}
+
+func TestTakenLogOutOfOrder(t *testing.T) {
+	var l takenLog
+	for _, e := range []struct{ end, ns int64 }{{5_000, 1}, {1_000, 2}, {9_000, 4}, {3_000, 8}, {2_500_000, 16}, {2_000_000, 32}} {
+		ev := stealEv(1, 0, 0, e.ns)
+		ev.End = e.end
+		l.add(ev)
+	}
+	for _, q := range []struct {
+		from, to int64
+		want     float64
+	}{{0, 1_000_000 * us, 63}, {-1, 999, 0}, {999, 1_000, 2}, {1_000, 4_000, 8}, {4_000, 9_000, 5}, {9_000, 2_000_000, 32}, {2_000_000, 2_500_000, 16}} {
+		if got := l.between(1, q.from, q.to); got != q.want {
+			t.Errorf("(%d, %d]: %v, want %v", q.from, q.to, got, q.want)
+		}
+	}
+	if l.between(2, 0, 1e9) != 0 || l.total != 63 {
+		t.Errorf("another thread %v, total %d", l.between(2, 0, 1e9), l.total)
+	}
+}

@@ -132,37 +132,41 @@ type ioshapeSampleHead struct {
 }
 
 type ioshapeScState struct {
-	_         structs.HostLayout
-	Pending   uint8
-	Trace     uint8
-	_         [6]byte
-	AioEvents uint64
-	Start     uint64
-	Count     uint64
-	Pos       int64
-	Dev       uint64
-	Ino       uint64
-	Fflags    uint64
-	OutPos    int64
-	OutDev    uint64
-	OutIno    uint64
-	OutFflags uint64
-	Call      uint32
-	HasOut    bool
-	_         [3]byte
-	Gen       uint32
-	SampleOp  uint8
-	SampleVec bool
-	_         [2]byte
-	Buf       uint64
-	Asleep    uint64
-	Blocked   uint64
-	Dozing    uint64
-	Woken     uint64
-	Waker     uint32
-	Born      bool
-	_         [3]byte
-	Arr       struct {
+	_          structs.HostLayout
+	Pending    uint8
+	Trace      uint8
+	_          [6]byte
+	AioEvents  uint64
+	Start      uint64
+	Count      uint64
+	Pos        int64
+	Dev        uint64
+	Ino        uint64
+	Fflags     uint64
+	OutPos     int64
+	OutDev     uint64
+	OutIno     uint64
+	OutFflags  uint64
+	Call       uint32
+	HasOut     bool
+	_          [3]byte
+	Gen        uint32
+	SampleOp   uint8
+	SampleVec  bool
+	_          [2]byte
+	Buf        uint64
+	Asleep     uint64
+	Blocked    uint64
+	Dozing     uint64
+	Woken      uint64
+	Waker      uint32
+	Born       bool
+	_          [3]byte
+	RanAt      uint64
+	RanRuntime uint64
+	Taken      uint64
+	TakenFrom  uint64
+	Arr        struct {
 		_        structs.HostLayout
 		Gap      uint64
 		Depth    uint32
