@@ -309,6 +309,18 @@ for k in $(seq "$repeat"); do
     done
     # The round's own: the host's steal over its recordings, ms a second.
     echo "$d $k $lost $(python3 -c 'import sys; a, b, t0 = map(float, sys.argv[1:]); import time; print("%.1f" % ((b - a) / (time.time() - t0)))' "$steal0" "$(steal_ms)" "$round0")" >> "$store/stolen.tsv"
+    # The drive's pace after the round, against its bench's: 4 KiB random
+    # direct reads at one in flight for 2 s over the round's 512 MiB file
+    # (the bench's size). After, not before: the VM disk's host caches
+    # what was read lately, and the recordings read that file. A bench
+    # taken in a slow stretch of the VM disk (4 KiB reads at 154 us, its
+    # rounds' pace half that) put every prediction onto it 19-27 % long.
+    if [ -f "${dirs[$d]}/data" ]; then
+      run_on "$d" fio --name=check --filename="${dirs[$d]}/data" --size=512M --rw=randread --bs=4k --direct=1 \
+        --runtime=2 --time_based --output-format=json 2>/dev/null |
+        python3 -c 'import json, sys; print(sys.argv[1], sys.argv[2], "%.1f" % (json.load(sys.stdin)["jobs"][0]["read"]["lat_ns"]["mean"] / 1e3))' "$d" "$k" \
+        >> "$store/pace.tsv" || true
+    fi
   done
 done
 for d in "${drives[@]}"; do
@@ -436,6 +448,32 @@ if steal:
     line += "; the kernel counted %.1f ms a second of the CPUs' time stolen during the recordings (%.1f-%.1f)" % (
         statistics.median(steal), min(steal), max(steal))
 print(line)
+EOF
+fi
+
+if [ -s "$store/pace.tsv" ]; then
+  python3 - "$store/pace.tsv" "$store/drives" <<'EOF'
+import json, os, statistics, sys
+rounds = {}
+for l in open(sys.argv[1]):
+    f = l.split()
+    if len(f) == 3:
+        rounds.setdefault(f[0], []).append(float(f[2]))
+parts = []
+for d, lat in rounds.items():
+    bench = None
+    try:
+        for p in json.load(open(os.path.join(sys.argv[2], d + ".json")))["points"]:
+            if (p["op"], p["access"], p["size_bytes"], p["depth"], p.get("jobs", 1)) == ("read", "rand", 4096, 1, 1):
+                bench = p["lat_mean_us"]
+    except (OSError, ValueError, KeyError):
+        pass
+    part = "%s %s us" % (d, "/".join("%.0f" % v for v in lat))
+    if bench:
+        ratio = bench / statistics.median(lat)
+        part += " (bench %.0f%s)" % (bench, ": %.2fx" % ratio if ratio > 1.25 or ratio < 0.8 else "")
+    parts.append(part)
+print("drives' pace: 4 KiB random reads after each round, against the bench's: " + "; ".join(parts))
 EOF
 fi
 
