@@ -1693,7 +1693,7 @@ static __always_inline void took_off(struct sc_state *s, struct task_struct *t, 
 		s->taken += wall - ran;
 	}
 	s->ran_at = 0;
-	if (s->taken < MIN_TAKEN_NS || summary_mode)
+	if (s->taken < MIN_TAKEN_NS)
 		return;
 	struct record *r = reserve(REC_STEAL);
 	if (r) {
@@ -1741,13 +1741,17 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		s->waker = 0;
 		s->born = false;
 	}
+	// record --summary keeps no takings: only a wait to time brings the
+	// clock out there.
 	struct sc_state *n = bpf_task_storage_get(&scs, next, 0, 0);
-	if (!n || n->trace == TRACE_NO)
+	if (!n || n->trace == TRACE_NO || (summary_mode && !n->asleep && !n->dozing))
 		return 0;
 	if (!now)
 		now = bpf_ktime_get_ns();
-	n->ran_at = now;
-	n->ran_runtime = BPF_CORE_READ(next, se.sum_exec_runtime);
+	if (!summary_mode) {
+		n->ran_at = now;
+		n->ran_runtime = BPF_CORE_READ(next, se.sum_exec_runtime);
+	}
 	if (n->dozing) {
 		if (n->born || now - n->dozing >= MIN_DOZE_NS)
 			emit_sleep(n, next, now);

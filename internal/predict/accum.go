@@ -307,7 +307,7 @@ func (a *accumulator) add(it *item) {
 	// The thread's computation since its last item that may run beside the
 	// readahead that item set going (no longer than that lasts).
 	var gap float64
-	if t != nil && it.start > t.end {
+	if ownGap > 0 {
 		gap = math.Min(ownGap-gapTaken, math.Max(t.fromAhead, t.toAhead))
 	}
 	// The thread's computation after a wait runs as cold as the new
@@ -398,15 +398,7 @@ func (a *accumulator) takeOut(it *item, p *pidSums, ns float64) {
 	a.slices.at(it.start).g += ns
 	p.g += ns
 	if a.wakes.recorded() {
-		if a.marks == nil {
-			a.marks = map[uint32]*threadMarks{}
-		}
-		m := a.marks[it.tid]
-		if m == nil {
-			m = &threadMarks{pid: it.pid}
-			a.marks[it.tid] = m
-		}
-		m.addExtra(it.start, -ns)
+		a.marksOf(it).addExtra(it.start, -ns)
 	}
 }
 
@@ -440,15 +432,20 @@ func (p *pidSums) closeOwn() {
 
 // mark adds a drive-bound item to its thread's marks.
 func (a *accumulator) mark(it *item) {
+	a.marksOf(it).addItem(it, a.wakes.lastSleep(it.tid))
+}
+
+// marksOf is the marks of it's thread, made on first use.
+func (a *accumulator) marksOf(it *item) *threadMarks {
 	if a.marks == nil {
 		a.marks = map[uint32]*threadMarks{}
 	}
 	m := a.marks[it.tid]
 	if m == nil {
-		m = &threadMarks{}
+		m = &threadMarks{pid: it.pid}
 		a.marks[it.tid] = m
 	}
-	m.addItem(it, a.wakes.lastSleep(it.tid))
+	return m
 }
 
 // close ends the periods still open.

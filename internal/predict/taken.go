@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/ioshape/ioshape/internal/event"
@@ -41,28 +42,19 @@ func (l *takenLog) add(e *event.Event) {
 		l.byTid[e.Tid] = s
 	}
 	l.total += e.Blocked
-	n := len(s.ends)
-	switch {
-	case n == 0:
-		s.ends, s.sums = append(s.ends, e.End), append(s.sums, float64(e.Blocked))
-	case e.End >= s.ends[n-1] && n >= 2 && e.End-s.ends[n-2] < takenMergeNs:
-		s.ends[n-1] = e.End
-		s.sums[n-1] += float64(e.Blocked)
-	case e.End >= s.ends[n-1]:
-		s.ends, s.sums = append(s.ends, e.End), append(s.sums, s.sums[n-1]+float64(e.Blocked))
-	default:
-		// Out of order (records from several CPUs): in its place, and the
-		// sums after it grow by it.
-		i := sort.Search(n, func(i int) bool { return s.ends[i] > e.End })
-		before := 0.0
-		if i > 0 {
-			before = s.sums[i-1]
-		}
-		s.ends = append(s.ends[:i], append([]int64{e.End}, s.ends[i:]...)...)
-		s.sums = append(s.sums[:i], append([]float64{before}, s.sums[i:]...)...)
-		for j := i; j < len(s.sums); j++ {
-			s.sums[j] += float64(e.Blocked)
-		}
+	ns, n := float64(e.Blocked), len(s.ends)
+	i := sort.Search(n, func(i int) bool { return s.ends[i] > e.End })
+	if i == n && n >= 2 && e.End-s.ends[n-2] < takenMergeNs {
+		s.ends[n-1], s.sums[n-1] = e.End, s.sums[n-1]+ns
+		return
+	}
+	// In its place (records from several CPUs come a little out of
+	// order), and the sums after it grow by it.
+	before := s.upTo(e.End)
+	s.ends = slices.Insert(s.ends, i, e.End)
+	s.sums = slices.Insert(s.sums, i, before)
+	for j := i; j < len(s.sums); j++ {
+		s.sums[j] += ns
 	}
 }
 
