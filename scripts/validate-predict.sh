@@ -18,8 +18,10 @@
 # ratio between drives follows the measured times'. It tears the drives
 # down (also after a failure).
 #
-#   sudo bash scripts/validate-predict.sh           # all of it: about 50 minutes
+#   sudo bash scripts/validate-predict.sh           # all of it: about 90 minutes
 #   sudo QUICK=1 bash scripts/validate-predict.sh   # a program's start and cp, zram and the HDD model
+#   ONE_BENCH=1 benches each drive once, before its first round (about 60
+#   minutes): every round predicted with that profile
 #   KEEP_STORE=1 keeps the store (traces, drive profiles) to look into
 #   REPEAT=N records each workload N times on each drive (default 3; QUICK: 1):
 #   measured is the median of N runs, predicted the median of the N
@@ -159,11 +161,26 @@ print("%.1f" % (lost / (last - start) * 1e3))'; }
 # CPUs), as the kernel counts it where the hypervisor tells it (KVM's steal
 # time: /proc/stat's eighth figure; 0 where it does not).
 steal_ms() { awk -v hz="$(getconf CLK_TCK)" '/^cpu /{print $9 * 1000 / hz; exit}' /proc/stat; }
-for d in "${drives[@]}"; do
-  [ -n "${PROFILES:-}" ] && break
-  echo "bench $d (CPU probe $(probe))" >&2
-  run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size "$bench_size" --runtime "$bench_runtime" --label "$d" >/dev/null 2>&1
-done
+# Each drive is benched before each round's recordings on it (ONE_BENCH=1:
+# before the first only), and a round's recordings are predicted with the
+# profiles of its own round: the VM disk is a host's file whose speed
+# moves over tens of minutes (4 KiB reads at 154 us in a bench, 74-83 in
+# the recordings half an hour later), and a profile taken in another
+# stretch put every prediction onto that drive 19-27 % long. A user
+# benches the drive they have now; so does each round. The first round's
+# profile is the drive's name, a later round's the name and -rK.
+bench_each_round=1
+[ -n "${ONE_BENCH:-}" ] && bench_each_round=
+profile_of() { # drive, round: the profile that round's recordings are predicted with
+  if [ "$2" -gt 1 ] && [ -f "$store/drives/$1-r$2.json" ]; then echo "$1-r$2"; else echo "$1"; fi
+}
+bench_drive() { # drive, round
+  local d=$1 k=$2 label=$1
+  [ "$k" -gt 1 ] && label=$d-r$k
+  echo "bench $d, round $k (CPU probe $(probe))" >&2
+  run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size "$bench_size" --runtime "$bench_runtime" --label "$label" >/dev/null 2>&1 ||
+    { echo "bench on $d failed" >&2; exit 1; }
+}
 
 # CrystalDiskMark 8's default tests (SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1,
 # RND4K Q1T1; reads, then writes) with fio on each drive, written as
@@ -180,6 +197,9 @@ for d in "${drives[@]}"; do
   if [ -n "${PROFILES:-}" ]; then
     mkdir -p "$store/drives"
     cp "$PROFILES/drives/$d.json" "$store/drives/$d.json"
+    for k in $(seq 2 "$repeat"); do
+      [ -f "$PROFILES/drives/$d-r$k.json" ] && cp "$PROFILES/drives/$d-r$k.json" "$store/drives/"
+    done
     cp "$PROFILES/cdm-$d.json" "$PROFILES/cdm-$d.txt" "$store/"
     "$ioshape" --store "$store" drives import --label "cdm-$d" "$store/cdm-$d.txt" >/dev/null
     continue
@@ -285,6 +305,7 @@ median() { python3 -c 'import statistics, sys; print(statistics.median(map(float
 declare -A runs
 for k in $(seq "$repeat"); do
   for d in "${drives[@]}"; do
+    if [ -z "${PROFILES:-}" ] && { [ "$k" -eq 1 ] || [ -n "$bench_each_round" ]; }; then bench_drive "$d" "$k"; fi
     echo "prepare $d" >&2
     prepare "$d"
     lost=$(stolen)
@@ -338,11 +359,24 @@ fi
 # a line. The I/O that moves is the drive the workload's files are on (what
 # the harness moves between drives): the programs and the system's
 # libraries stay on the VM disk.
-predict_all() { # workload, recorded on, predict's flags…
-  local w=$1 from=$2; shift 2
+# Recording k is predicted from its round's profiles (profile_of), its
+# predictions named by the drive (the round's suffix dropped); cdm names
+# the CrystalDiskMark profiles, one for all rounds.
+predict_all() { # workload, recorded on, bench or cdm
+  local w=$1 from=$2 kind=$3 flags to
   for k in $(seq "$repeat"); do
-    "$ioshape" --store "$store" predict --json "$@" --on "${dirs[$from]}" "$w-$from-$k" |
-      python3 -c 'import json, sys; r = json.load(sys.stdin); [print(json.dumps(d)) for d in r.get("drives", [r])]'
+    flags=()
+    for to in "${drives[@]}"; do
+      if [ "$kind" = cdm ]; then flags+=(--drive "cdm-$to"); else flags+=(--drive "$(profile_of "$to" "$k")"); fi
+    done
+    if [ "$kind" = cdm ]; then flags+=(--from "cdm-$from"); else flags+=(--from "$(profile_of "$from" "$k")"); fi
+    "$ioshape" --store "$store" predict --json "${flags[@]}" --on "${dirs[$from]}" "$w-$from-$k" |
+      python3 -c '
+import json, re, sys
+r = json.load(sys.stdin)
+for d in r.get("drives", [r]):
+    d["drive"] = re.sub(r"-r[0-9]+$", "", d["drive"])
+    print(json.dumps(d))'
   done
 }
 
@@ -355,11 +389,9 @@ echo "|---|---|---|---|---|---|---|---|"
 errors=$(mktemp)
 percase=$(mktemp)
 all=$(mktemp)
-to_flags=() cdm_flags=()
-for to in "${drives[@]}"; do to_flags+=(--drive "$to"); cdm_flags+=(--drive "cdm-$to"); done
 for w in "${workloads[@]}"; do
   for from in "${drives[@]}"; do
-    predict_all "$w" "$from" "${to_flags[@]}" > "$all"
+    predict_all "$w" "$from" bench > "$all"
     for to in "${drives[@]}"; do
       predictions "$to" "$all" |
         python3 -c '
@@ -453,27 +485,31 @@ fi
 
 if [ -s "$store/pace.tsv" ]; then
   python3 - "$store/pace.tsv" "$store/drives" <<'EOF'
-import json, os, statistics, sys
+import json, os, sys
 rounds = {}
 for l in open(sys.argv[1]):
     f = l.split()
     if len(f) == 3:
-        rounds.setdefault(f[0], []).append(float(f[2]))
+        rounds.setdefault(f[0], []).append((int(f[1]), float(f[2])))
+def bench(d, k):
+    """the round's bench of 4 KiB random reads at one in flight (profile_of's profile)"""
+    for name in ([d + "-r%d" % k] if k > 1 else []) + [d]:
+        try:
+            for p in json.load(open(os.path.join(sys.argv[2], name + ".json")))["points"]:
+                if (p["op"], p["access"], p["size_bytes"], p["depth"], p.get("jobs", 1)) == ("read", "rand", 4096, 1, 1):
+                    return p["lat_mean_us"]
+        except (OSError, ValueError, KeyError):
+            pass
+    return None
 parts = []
 for d, lat in rounds.items():
-    bench = None
-    try:
-        for p in json.load(open(os.path.join(sys.argv[2], d + ".json")))["points"]:
-            if (p["op"], p["access"], p["size_bytes"], p["depth"], p.get("jobs", 1)) == ("read", "rand", 4096, 1, 1):
-                bench = p["lat_mean_us"]
-    except (OSError, ValueError, KeyError):
-        pass
-    part = "%s %s us" % (d, "/".join("%.0f" % v for v in lat))
-    if bench:
-        ratio = bench / statistics.median(lat)
-        part += " (bench %.0f%s)" % (bench, ": %.2fx" % ratio if ratio > 1.25 or ratio < 0.8 else "")
+    part = "%s %s us" % (d, "/".join("%.0f" % v for _, v in lat))
+    benches = [bench(d, k) for k, _ in lat]
+    if all(benches):
+        far = ["%.2fx" % (b / v) for b, (_, v) in zip(benches, lat) if b / v > 1.25 or b / v < 0.8]
+        part += " (bench %s%s)" % ("/".join("%.0f" % b for b in benches), ": " + ", ".join(far) if far else "")
     parts.append(part)
-print("drives' pace: 4 KiB random reads after each round, against the bench's: " + "; ".join(parts))
+print("drives' pace: 4 KiB random reads after each round, against its bench's: " + "; ".join(parts))
 EOF
 fi
 
@@ -486,7 +522,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 cases=$(mktemp)
 for w in "${workloads[@]}"; do
   for from in "${drives[@]}"; do
-    predict_all "$w" "$from" "${cdm_flags[@]}" --from "cdm-$from" > "$all"
+    predict_all "$w" "$from" cdm > "$all"
     for to in "${drives[@]}"; do
       predictions "cdm-$to" "$all" |
         python3 -c '
