@@ -181,18 +181,21 @@ func driveProfile(st *store.Store, name string) (*drive.Spec, error) {
 	return p, nil
 }
 
-// source is the recording drive's profile --from names, or the store's
-// profiles to find it among.
+// source is the recording drive's profile --from names (nil without it)
+// and the store's profiles: the recording drive is found among them
+// without --from, and a drive behind a cgroup v1 throttle — either end —
+// is paired with its device's unthrottled profile among them either way
+// (its writeback is not throttled).
 func (o *predictOptions) source(st *store.Store) (*drive.Spec, []*drive.Spec, error) {
-	if o.from != "" {
-		p, err := driveProfile(st, o.from)
-		return p, nil, err
-	}
 	known, err := st.Drives()
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, known, nil
+	if o.from == "" {
+		return nil, known, nil
+	}
+	p, err := driveProfile(st, o.from)
+	return p, known, err
 }
 
 func writePrediction(g *globals, arg string, d *drive.Spec, r *predict.Result) {

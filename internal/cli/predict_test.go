@@ -74,6 +74,41 @@ func TestPredictFromTheRecordingDrive(t *testing.T) {
 	}
 }
 
+// A drive behind a cgroup v1 throttle is predicted with its device's
+// unthrottled profile beside it (the throttle holds back the I/O its
+// processes issue, not the writeback): --from naming the recording drive
+// does not hide the store's other profiles. It did, and fsync'd files and
+// tar -x + sync predicted onto the throttled VM disk came out twice as long.
+func TestPredictFromKeepsTheUnthrottledTwin(t *testing.T) {
+	trace := testutil.Repo(t, "testdata", "traces", "cp-cat-dd.iotrace")
+	loop := testutil.Repo(t, "testdata", "drives", "loop.json")
+	throttled := testutil.Repo(t, "testdata", "drives", "loop-throttled.json")
+	predicted := func(profiles ...string) float64 {
+		st := t.TempDir()
+		os.Mkdir(filepath.Join(st, "drives"), 0o755)
+		for _, p := range profiles {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(st, "drives", filepath.Base(p)), b, 0o644)
+		}
+		r := ioshape(t, nil, "--store", st, "predict", "--json", "--from", loop, "--drive", throttled, trace)
+		if r.code != 0 {
+			t.Fatalf("predict: %s", r.stderr)
+		}
+		var res predict.Result
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	with, without := predicted(loop, throttled), predicted(throttled)
+	if !(with < without) {
+		t.Errorf("onto the throttled drive: %v s with its unthrottled profile in the store, %v s without", with, without)
+	}
+}
+
 // Each way predict can fail says so in one line, with a non-zero exit.
 func TestPredictErrors(t *testing.T) {
 	store := t.TempDir()
