@@ -106,6 +106,11 @@ if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=
 [ -n "${WORKLOADS:-}" ] && read -r -a workloads <<< "$WORKLOADS"
 
 declare -A dirs cgroups measured
+# profile_of: a round's drive profile (bench_drive names them; a store kept
+# before drives were benched each round has one a drive).
+profile_of() { # drive, round: the profile that round's recordings are predicted with
+  if [ "$2" -gt 1 ] && [ -f "$store/drives/$1-r$2.json" ]; then echo "$1-r$2"; else echo "$1"; fi
+}
 if [ -n "${PREDICT_STORE:-}" ]; then
   [ -f "$store/measured.tsv" ] || { echo "$store: no measured.tsv (a store a run kept with KEEP_STORE=1)" >&2; exit 1; }
   while read -r name dir; do dirs[$name]=$dir; done < "$store/dirs.tsv"
@@ -171,9 +176,6 @@ steal_ms() { awk -v hz="$(getconf CLK_TCK)" '/^cpu /{print $9 * 1000 / hz; exit}
 # profile is the drive's name, a later round's the name and -rK.
 bench_each_round=1
 [ -n "${ONE_BENCH:-}" ] && bench_each_round=
-profile_of() { # drive, round: the profile that round's recordings are predicted with
-  if [ "$2" -gt 1 ] && [ -f "$store/drives/$1-r$2.json" ]; then echo "$1-r$2"; else echo "$1"; fi
-}
 bench_drive() { # drive, round
   local d=$1 k=$2 label=$1
   [ "$k" -gt 1 ] && label=$d-r$k
@@ -231,19 +233,25 @@ fi
 
 prepare() { # drive: the files the workloads read, written before recording
   local dir=${dirs[$1]}
-  if wants fio-rnd4k || wants fio-seq1m || wants phases; then
-    fio --name=prep --filename="$dir/data" --size=512M --rw=write --bs=1M --direct=1 --output=/dev/null
-  fi
+  # The largest first, the random reads' file last: the VM disk's host
+  # caches what was written lately, and the bench reads the file it has
+  # just written. Written first, fio's file went cold behind the video
+  # and Chromium (1.3 GB): its 4 KiB reads at 220-415 us in the rounds'
+  # recordings against the bench's 76-103, every prediction of them onto
+  # the VM disk 40-52 % short; 60 us without those two files.
+  if wants scrub; then cp "$video/video.mp4" "$dir/video.mp4"; fi
+  # A large program whose own files are on the drive; the system's
+  # libraries stay on the VM disk (predicted with --on the drive).
+  if wants big-start; then rm -rf "$dir/chromium" && cp -r /usr/lib/chromium "$dir/chromium"; fi
   if wants cp || wants phases; then head -c 268435456 /dev/urandom > "$dir/big"; fi
   if wants tar-x || wants grep-r || wants small-copy; then
     cp "$tarball" "$dir/src.tar"
     mkdir -p "$dir/tree" && tar xf "$dir/src.tar" -C "$dir/tree"
   fi
   cp "$ioshape" "$dir/prog"
-  if wants scrub; then cp "$video/video.mp4" "$dir/video.mp4"; fi
-  # A large program whose own files are on the drive; the system's
-  # libraries stay on the VM disk (predicted with --on the drive).
-  if wants big-start; then rm -rf "$dir/chromium" && cp -r /usr/lib/chromium "$dir/chromium"; fi
+  if wants fio-rnd4k || wants fio-seq1m || wants phases; then
+    fio --name=prep --filename="$dir/data" --size=512M --rw=write --bs=1M --direct=1 --output=/dev/null
+  fi
   sync
 }
 
