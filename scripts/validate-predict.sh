@@ -103,7 +103,7 @@ bench_runtime=40s bench_size=512M cdm_runtime=5 cdm_size=1g
 # QUICK: three runs of each (one, on a busy minute of the host, put a
 # program's start on zram at 0.88 s against its usual 0.25: the HDD
 # model's 0.60 came out faster), each drive benched once.
-if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=${REPEAT:-3} bench_runtime=10s bench_size=256M cdm_runtime=2 cdm_size=256m; ONE_BENCH=${ONE_BENCH:-1}; fi
+if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=${REPEAT:-3} bench_runtime=10s bench_size=256M cdm_runtime=2 cdm_size=256m; ONE_BENCH=${ONE_BENCH-1}; fi
 # DRIVES and WORKLOADS narrow a run to some of them, to look into a case.
 [ -n "${DRIVES:-}" ] && read -r -a drives <<< "$DRIVES"
 [ -n "${WORKLOADS:-}" ] && read -r -a workloads <<< "$WORKLOADS"
@@ -111,8 +111,12 @@ if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=
 declare -A dirs cgroups measured
 # profile_of: a round's drive profile (bench_drive names them; a store kept
 # before drives were benched each round has one a drive).
+round_label() { # drive, round: the name bench_drive gives that round's profile
+  if [ "$2" -gt 1 ]; then echo "$1-r$2"; else echo "$1"; fi
+}
 profile_of() { # drive, round: the profile that round's recordings are predicted with
-  if [ "$2" -gt 1 ] && [ -f "$store/drives/$1-r$2.json" ]; then echo "$1-r$2"; else echo "$1"; fi
+  local label; label=$(round_label "$1" "$2")
+  if [ -f "$store/drives/$label.json" ]; then echo "$label"; else echo "$1"; fi
 }
 if [ -n "${PREDICT_STORE:-}" ]; then
   [ -f "$store/measured.tsv" ] || { echo "$store: no measured.tsv (a store a run kept with KEEP_STORE=1)" >&2; exit 1; }
@@ -177,13 +181,10 @@ steal_ms() { awk -v hz="$(getconf CLK_TCK)" '/^cpu /{print $9 * 1000 / hz; exit}
 # stretch put every prediction onto that drive 19-27 % long. A user
 # benches the drive they have now; so does each round. The first round's
 # profile is the drive's name, a later round's the name and -rK.
-bench_each_round=1
-[ -n "${ONE_BENCH:-}" ] && bench_each_round=
 bench_drive() { # drive, round
-  local d=$1 k=$2 label=$1
-  [ "$k" -gt 1 ] && label=$d-r$k
+  local d=$1 k=$2
   echo "bench $d, round $k (CPU probe $(probe))" >&2
-  run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size "$bench_size" --runtime "$bench_runtime" --label "$label" >/dev/null 2>&1 ||
+  run_on "$d" "$ioshape" --store "$store" bench --dir "${dirs[$d]}" --size "$bench_size" --runtime "$bench_runtime" --label "$(round_label "$d" "$k")" >/dev/null 2>&1 ||
     { echo "bench on $d failed" >&2; exit 1; }
 }
 
@@ -203,7 +204,8 @@ for d in "${drives[@]}"; do
     mkdir -p "$store/drives"
     cp "$PROFILES/drives/$d.json" "$store/drives/$d.json"
     for k in $(seq 2 "$repeat"); do
-      [ -f "$PROFILES/drives/$d-r$k.json" ] && cp "$PROFILES/drives/$d-r$k.json" "$store/drives/"
+      f=$PROFILES/drives/$(round_label "$d" "$k").json
+      if [ -f "$f" ]; then cp "$f" "$store/drives/"; fi
     done
     cp "$PROFILES/cdm-$d.json" "$PROFILES/cdm-$d.txt" "$store/"
     "$ioshape" --store "$store" drives import --label "cdm-$d" "$store/cdm-$d.txt" >/dev/null
@@ -316,7 +318,7 @@ median() { python3 -c 'import statistics, sys; print(statistics.median(map(float
 declare -A runs
 for k in $(seq "$repeat"); do
   for d in "${drives[@]}"; do
-    if [ -z "${PROFILES:-}" ] && { [ "$k" -eq 1 ] || [ -n "$bench_each_round" ]; }; then bench_drive "$d" "$k"; fi
+    if [ -z "${PROFILES:-}" ] && { [ "$k" -eq 1 ] || [ -z "${ONE_BENCH:-}" ]; }; then bench_drive "$d" "$k"; fi
     echo "prepare $d" >&2
     prepare "$d"
     lost=$(stolen)
@@ -373,14 +375,14 @@ fi
 # Recording k is predicted from its round's profiles (profile_of), its
 # predictions named by the drive (the round's suffix dropped); cdm names
 # the CrystalDiskMark profiles, one for all rounds.
+profile_in() { # bench or cdm, drive, round
+  if [ "$1" = cdm ]; then echo "cdm-$2"; else profile_of "$2" "$3"; fi
+}
 predict_all() { # workload, recorded on, bench or cdm
   local w=$1 from=$2 kind=$3 flags to
   for k in $(seq "$repeat"); do
-    flags=()
-    for to in "${drives[@]}"; do
-      if [ "$kind" = cdm ]; then flags+=(--drive "cdm-$to"); else flags+=(--drive "$(profile_of "$to" "$k")"); fi
-    done
-    if [ "$kind" = cdm ]; then flags+=(--from "cdm-$from"); else flags+=(--from "$(profile_of "$from" "$k")"); fi
+    flags=(--from "$(profile_in "$kind" "$from" "$k")")
+    for to in "${drives[@]}"; do flags+=(--drive "$(profile_in "$kind" "$to" "$k")"); done
     "$ioshape" --store "$store" predict --json "${flags[@]}" --on "${dirs[$from]}" "$w-$from-$k" |
       python3 -c '
 import json, re, sys
