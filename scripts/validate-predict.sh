@@ -109,11 +109,11 @@ if [ -n "${QUICK:-}" ]; then drives=(zram hdd) workloads=(cold-start cp) repeat=
 [ -n "${WORKLOADS:-}" ] && read -r -a workloads <<< "$WORKLOADS"
 
 declare -A dirs cgroups measured
-# profile_of: a round's drive profile (bench_drive names them; a store kept
-# before drives were benched each round has one a drive).
 round_label() { # drive, round: the name bench_drive gives that round's profile
   if [ "$2" -gt 1 ]; then echo "$1-r$2"; else echo "$1"; fi
 }
+# profile_of: a round's drive profile (a store kept before drives were
+# benched each round has one a drive).
 profile_of() { # drive, round: the profile that round's recordings are predicted with
   local label; label=$(round_label "$1" "$2")
   if [ -f "$store/drives/$label.json" ]; then echo "$label"; else echo "$1"; fi
