@@ -21,7 +21,8 @@ import (
 //
 //   - A call (the syscall layer: what the application waited for) is bound
 //     to the drive when block requests of its process (or issued on its
-//     behalf by the kernel) arrive while it is outstanding. Its time scales
+//     behalf by the kernel, completed before it returned) arrive while it
+//     is outstanding. Its time scales
 //     by Σ new service ÷ Σ recorded latency of those requests, each request's
 //     new service being the drive profile's for its size, direction,
 //     access (sequential or random) and the requests in flight when it

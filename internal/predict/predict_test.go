@@ -2451,3 +2451,80 @@ func TestTakenLogOutOfOrder(t *testing.T) {
 		t.Errorf("another thread %v, total %d", l.between(2, 0, 1e9), l.total)
 	}
 }
+
+// A flusher's write that came while one of a writer's calls was out and
+// completed in its next is the next one's alone: the first returned
+// before it, without waiting for it. Coming during the first call or
+// between the two, it is the same prediction.
+func TestAnothersRequestIsTheCallsItCompletedIn(t *testing.T) {
+	predict := func(arrivesUs int64) float64 {
+		b := NewBuilder()
+		var at int64
+		for i := range int64(100) {
+			// The writer's own synchronous write, then a call that sleeps
+			// until the flusher's write completes: asleep as long as the
+			// two took.
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Start: at, End: at + 1000*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+				Pid: 2, Tid: 2, Flags: event.FlagBlocked, Blocked: 980 * us})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + 10*us, End: at + 990*us, Size: 4096, Bytes: 4096, Offset: i << 20,
+				Pid: 2, Tid: 2, Comm: "dd", Flags: event.FlagSync})
+			b.Add(&event.Event{Layer: event.Block, Op: event.Write, Start: at + arrivesUs*us, End: at + 1490*us, Size: 64 << 10, Bytes: 64 << 10,
+				Offset: 1<<30 + i<<20, Pid: 40, Comm: "kworker/1:1H", Flags: event.FlagKernel})
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Write, Start: at + 1000*us, End: at + 1500*us, Size: 4096, Bytes: 4096, Offset: i<<20 + 4096,
+				Pid: 2, Tid: 2, Flags: event.FlagBlocked, Blocked: 485 * us})
+			at += 2000 * us
+		}
+		// The recording drive's profile gives the flusher's write the 485
+		// µs it took arriving alone.
+		res, err := b.Predict(flat("was", 485, 1), flat("fast", 20, 1), at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	near(t, "arriving during the first call", predict(500), predict(1005))
+	// Each pair computes 535 µs, and waits the fast drive's 20 µs twice.
+	near(t, "arriving between the two", predict(1005), 100*(535+2*20)*1e-6)
+}
+
+// Behind a cgroup's limits, the budget refills while the device idles
+// between a thread's requests: its wake-up and computation after each
+// wait, which run as the new drive's wake-ups let them. A recording on a
+// drive that woke its threads slowly had wider gaps than they are behind
+// the throttle.
+func TestThrottleBudgetRefillsAtTheNewDrivesPace(t *testing.T) {
+	withWake := func(p *drive.Spec, w float64) *drive.Spec {
+		p.WakeUs = &w
+		return p
+	}
+	// 2,000 reads, one every 1000 µs: 900 µs between one's completion and
+	// the next.
+	b := NewBuilder()
+	at := sleptReads(b, 2000, 110, 100, 1000)
+	predict := func(fromWake float64, limited bool) float64 {
+		to := withWake(flat("throttle", 700, 4), 8) // 1,429 IOPS at any depth, 143 a slice
+		if limited {
+			to.Cgroup = "/sys/fs/cgroup/blkio/slow"
+		} else {
+			to = withWake(flat("unlimited", 100, 1), 8)
+		}
+		disk := withWake(flat("disk", 100, 1), fromWake)
+		b.SetUnthrottled(nil, withWake(flat("disk", 100, 1), 8))
+		res, err := b.Predict(disk, to, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// Woken as fast on both: each read finds 1000 µs since the last, more
+	// than the limits' 700: no read waits.
+	near(t, "the same wake-ups", predict(8, true), predict(8, false))
+	// Recorded on a drive that woke its threads in 92 µs: the gaps' first
+	// 600 µs at 16/100 of it — 396 µs, and the disk's 100: each read
+	// finds 496 µs, and once the budget's 143 reads are spent (after
+	// about 490) waits the rest of the limits' 700.
+	waits := predict(92, true) - predict(92, false)
+	if lo, hi := float64(2000-500)*204e-6, float64(2000-480)*204e-6; waits < lo || waits > hi {
+		t.Errorf("waits for the budget = %.3f s, want %.3f–%.3f", waits, lo, hi)
+	}
+}
