@@ -68,6 +68,7 @@ down() {
 # in) and the group a new top-level directory goes to — a different seek
 # path on the HDD model for the same files on every fresh file system
 # (grep -r there: 40-43 s on one set of file systems, 49-57 s on the next).
+# It fixes the order, not where the blocks land: docs/predict.md.
 newfs() {
   mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,hash_seed=6f3c1a52-9d1e-4b7a-8c2f-5e0d4b9a7c31 "$1"
   mkdir -p "$2"

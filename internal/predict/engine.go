@@ -1092,8 +1092,15 @@ func (e *engine) waitCost(it *item, set []*request) (wakes int) {
 func (e *engine) wakeCPU(it *item, waits int) {
 	it.coldFactor, it.wakes = 0, waits
 	if e.wakeKnown && waits > 0 && !e.sameDrive {
-		it.coldFactor = (coldRefUs+*e.to.WakeUs)/(coldRefUs+*e.from.WakeUs) - 1
+		it.coldFactor = e.coldRatio() - 1
 	}
+}
+
+// coldRatio is how much longer the computation after a wait runs on the
+// new drive than on the recording drive: (coldRefUs + the new drive's
+// wake-up) ÷ (coldRefUs + the recording drive's). Only when wakeKnown.
+func (e *engine) coldRatio() float64 {
+	return (coldRefUs + *e.to.WakeUs) / (coldRefUs + *e.from.WakeUs)
 }
 
 // coldRefUs is the computation a wait's wake-up is measured against: a
@@ -1530,8 +1537,7 @@ func (e *engine) withinBudget(r *request) (waitUs float64, paced bool) {
 		// the VM disk; taken as recorded, the throttle's budget refilled
 		// in the HDD model's gaps and its reads went through it (from the
 		// HDD model −37 %, from zram +30 %; so −23, +10 %).
-		cold := min(dt, coldCapNs/1e9)
-		dt += cold * ((coldRefUs+*e.to.WakeUs)/(coldRefUs+*e.from.WakeUs) - 1)
+		dt += min(dt, coldCapNs/1e9) * (e.coldRatio() - 1)
 	}
 	if r.depth <= 1 {
 		dt += b.lastUs / 1e6

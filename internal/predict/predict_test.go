@@ -33,6 +33,12 @@ func flat(name string, latUs, depthFactor float64) *drive.Spec {
 	return p
 }
 
+// withWake gives p a measured wake-up of w µs (drive.Spec.WakeUs).
+func withWake(p *drive.Spec, w float64) *drive.Spec {
+	p.WakeUs = &w
+	return p
+}
+
 const us = int64(1000)
 
 // chain adds n reads, one after the other on one thread: each call lasts
@@ -1554,10 +1560,6 @@ func TestBeatingTheProfileIsTheRecordingDrives(t *testing.T) {
 // (coldRefUs + the new drive's) ÷ (coldRefUs + the recording drive's),
 // for the first coldCapNs of it after each wait.
 func TestWakeCostPerWait(t *testing.T) {
-	withWake := func(p *drive.Spec, w float64) *drive.Spec {
-		p.WakeUs = &w
-		return p
-	}
 	// 1000 reads, each a 150 µs call asleep 100 µs around its request, one
 	// every 200 µs: 50 µs computing in each call and 50 between. The
 	// profiles take 96 µs for the request that took 100: 196 µs a read.
@@ -1621,10 +1623,6 @@ func TestWakeCostPerWait(t *testing.T) {
 // wake-ups as the cold start does; a thread whose every stretch is long
 // keeps them (the 1 ms one of TestWakeCostPerWait).
 func TestStolenStretchesMoveWithTheWake(t *testing.T) {
-	withWake := func(p *drive.Spec, w float64) *drive.Spec {
-		p.WakeUs = &w
-		return p
-	}
 	// 1000 reads, each a 150 µs call asleep 100 µs around its request, the
 	// next 50 µs after it: 100 µs computing from one wait to the next —
 	// and, once stretchMin are counted, every every-th 3 ms more.
@@ -1700,10 +1698,6 @@ func TestStolenStretchesMoveWithTheWake(t *testing.T) {
 // those wakes moves with the drives' wake-ups — GNU cp's copy_file_range
 // from the USB model to zram, one call of 256 MiB: +77 % → −21 %.
 func TestStreamingCallWakesAsOftenAsItSlept(t *testing.T) {
-	withWake := func(p *drive.Spec, w float64) *drive.Spec {
-		p.WakeUs = &w
-		return p
-	}
 	// 100 requests of 128 KiB, one every 10 ms, 20 ms each (two in
 	// flight): the call asleep 980 of its 1,000 ms, 20 ms computing — 98
 	// wakes, each followed by less than coldCapNs of it.
@@ -2493,10 +2487,6 @@ func TestAnothersRequestIsTheCallsItCompletedIn(t *testing.T) {
 // drive that woke its threads slowly had wider gaps than they are behind
 // the throttle.
 func TestThrottleBudgetRefillsAtTheNewDrivesPace(t *testing.T) {
-	withWake := func(p *drive.Spec, w float64) *drive.Spec {
-		p.WakeUs = &w
-		return p
-	}
 	// 2,000 reads, one every 1000 µs: 900 µs between one's completion and
 	// the next.
 	b := NewBuilder()
