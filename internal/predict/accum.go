@@ -66,7 +66,10 @@ type waitSums struct {
 	// the requests in flight together.
 	fromEstimated float64
 	cpu           float64 // computation, in and between its threads' items
-	overlap       float64 // readahead's recorded time not slept through
+	// cpuTo is cpu with what ran between items bounded by the new drive's
+	// readahead: what may run beside that.
+	cpuTo   float64
+	overlap float64 // readahead's recorded time not slept through
 	// streamCPU: the computation of calls that streamed (two readahead
 	// requests or more), which may run alongside the readahead on a
 	// drive that keeps ahead of it.
@@ -85,6 +88,7 @@ func (w *waitSums) merge(o *waitSums) {
 	w.fromEstimated += o.fromEstimated
 	w.to += o.to
 	w.cpu += o.cpu
+	w.cpuTo += o.cpuTo
 	w.overlap += o.overlap
 	w.streamCPU += o.streamCPU
 	w.fromAhead += o.fromAhead
@@ -286,13 +290,28 @@ func (a *accumulator) add(it *item) {
 	}
 	p.first, p.last = min(p.first, it.start), max(p.last, it.end)
 	t := a.tids[it.tid]
-	cpu := math.Max(0, it.len()-it.asleep-it.syncNs)
+	asleep := it.asleep
+	if !it.bound && it.kind == kindWait {
+		// An uninterruptible sleep no request explains — a lock another
+		// thread held while it waited for the drive (Chromium's threads
+		// on the HDD model: 24–65 ms each) — is no computation either.
+		asleep = it.len()
+		if it.blocked >= 0 {
+			asleep = math.Min(float64(it.blocked), asleep)
+		}
+	}
+	cpu := math.Max(0, it.len()-asleep-it.syncNs)
 	// What the host took of the thread's time on a CPU since its last
 	// item — in the gap before this one first, then in it — is no
 	// computation of the work's: it stays out of what moves.
-	var taken, gapTaken, ownGap float64
+	var taken, gapTaken, ownGap, slept float64
 	if t != nil && it.start > t.end {
-		ownGap = float64(it.start - t.end)
+		// Computation since its last item: not the time it slept on
+		// another thread (Chromium's processes wait for each other's
+		// faults on a disk; counted as computing, 2.3 s of it hid the
+		// VM disk's whole readahead from the HDD model's recording).
+		slept = a.wakes.asleepIn(it.tid, t.end, it.start)
+		ownGap = math.Max(0, float64(it.start-t.end)-slept)
 	}
 	if a.taken != nil {
 		from := int64(math.MinInt64)
@@ -306,9 +325,10 @@ func (a *accumulator) add(it *item) {
 	}
 	// The thread's computation since its last item that may run beside the
 	// readahead that item set going (no longer than that lasts).
-	var gap float64
+	var gap, gapTo float64
 	if ownGap > 0 {
 		gap = math.Min(ownGap-gapTaken, math.Max(t.fromAhead, t.toAhead))
+		gapTo = math.Min(ownGap-gapTaken, t.toAhead)
 	}
 	// The thread's computation after a wait runs as cold as the new
 	// drive's wake-up leaves it: what it did since its last item (a gap
@@ -326,7 +346,7 @@ func (a *accumulator) add(it *item) {
 	t.takenTo = max(t.takenTo, it.end)
 	var cold float64
 	if it.start > t.end {
-		cold = t.cold(float64(it.start-t.end) - gapTaken)
+		cold = t.cold(float64(it.start-t.end) - slept - gapTaken)
 	}
 	if it.wakes > 0 {
 		t.woke(it.wakes, it.coldFactor)
@@ -364,6 +384,7 @@ func (a *accumulator) add(it *item) {
 			sync: it.syncNs, aheadSync: it.aheadSync, toStream: it.toStreamNs, cpuDelta: it.cpuDelta, overlap: math.Max(0, it.recAheadNs-it.asleep), streamCPU: streamCPU})
 	}
 	p.cpu += cpu + gap
+	p.cpuTo += cpu + gapTo
 	t.end, t.fromAhead, t.toAhead = it.end, it.fromAheadNs, it.toAheadNs
 	if it.besideIO && it.end > it.start && a.wakes.recorded() {
 		w := *it

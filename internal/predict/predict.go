@@ -1152,7 +1152,7 @@ func (s *programTime) rescale(toSync bool) float64 {
 	// copies — behind a throttle a cp slept through all its readahead's
 	// recorded time (the throttle held the next bios, not the device),
 	// and on the VM disk its 0.14 s of copying hid most of the reads.
-	cpu, cpuTo := s.cpu, s.cpu
+	cpu, cpuTo := s.cpu, s.cpuTo
 	if !s.aheadSync {
 		cpu = math.Min(cpu, s.overlap)
 		cpuTo = math.Min(cpuTo, math.Max(s.overlap, s.streamCPU))

@@ -71,6 +71,27 @@ func (g *wakeGraph) lastSleep(tid uint32) int64 {
 	return 0
 }
 
+// asleepIn is how long thread tid slept within (from, to) by its sleep
+// records — a futex, a poll, a pipe: time it did not compute, between its
+// items (its waits for the drive are items). A thread's records come one
+// after another, in the order they ended.
+func (g *wakeGraph) asleepIn(tid uint32, from, to int64) float64 {
+	if g == nil || to <= from {
+		return 0
+	}
+	t := g.byTid[tid]
+	if t == nil {
+		return 0
+	}
+	var ns int64
+	for i := sort.Search(len(t.sleeps), func(i int) bool { return t.sleeps[i].end > from }); i < len(t.sleeps) && t.sleeps[i].start < to; i++ {
+		if s := t.sleeps[i]; !s.born && !s.wait {
+			ns += min(s.end, to) - max(s.start, from)
+		}
+	}
+	return float64(ns)
+}
+
 // threadMarks is a thread's drive-bound items, summed as they come into
 // marks: each mark holds the sums of the thread's items up to its time,
 // as the factors of its new length less its recorded length (c0 +
