@@ -216,7 +216,8 @@ type request struct {
 	// where its process's last readahead ended (continuesStream).
 	streamed bool
 	// batched: a write that continues its process's previous bio on a
-	// bio-based device, submitted right after it (continuesBurst).
+	// bio-based device, submitted right after it (continuesBurst); a read
+	// that continues its call's previous bio there (continuesReads).
 	batched bool
 	fromUs  float64 // latency on the recording drive (its profile, or as recorded)
 	// fromProfiled: fromUs is its profile's, not as recorded.
@@ -894,6 +895,13 @@ func requestShape(d *latencies, r *request, access string, fallback float64) (us
 		// recording drive's window and largest request cut it.
 		window := d.d.ReadWindow(r.readCall, r.sequential)
 		if us := d.get(latKey{kind: latStream, size: r.size, window: window}); !math.IsNaN(us) {
+			return us, true
+		}
+	}
+	if r.batched && !r.write && access == "seq" && d != nil && !d.d.Synchronous {
+		// A call's next page on a bio-based device: merged into its run's
+		// request on a drive that queues, the bytes at its streaming rate.
+		if us := d.get(latKey{kind: latStream, size: r.size, window: d.d.ReadWindow(r.readCall, r.sequential)}); !math.IsNaN(us) {
 			return us, true
 		}
 	}

@@ -2569,3 +2569,49 @@ func TestComputationBesideTheNewDrivesReadahead(t *testing.T) {
 	near(t, "beside the recording drive's readahead (µs)", p.cpu/float64(us), 2000)
 	near(t, "beside the new drive's (µs)", p.cpuTo/float64(us), 500)
 }
+
+// A call that read a file page by page on a bio-based drive — each page
+// its own bio, one right after the other (cp on zram, in runs of 64) —
+// reads it on a drive with a request queue in the requests the block
+// layer merges them into: the bytes at the drive's streaming rate, not a
+// request's latency per page. Pages read by calls of their own (direct
+// I/O, one page a call) are a request each anywhere.
+func TestPagesOfOneCallMerge(t *testing.T) {
+	dev := event.Dev{Major: 252}
+	predict := func(direct bool) float64 {
+		b := NewBuilder()
+		b.SetSynchronous([]event.Dev{dev})
+		const pages = 256
+		at := int64(0)
+		if !direct {
+			b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: 0, End: pages * 3 * us, Size: pages * 4096, Bytes: pages * 4096,
+				Dev: dev, Inode: 5, Offset: 0, Pid: 6, Tid: 6, Flags: event.FlagBlocked})
+		}
+		for i := range int64(pages) {
+			if direct {
+				b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 3*us, Size: 4096, Bytes: 4096,
+					Dev: dev, Inode: 5, Offset: i * 4096, Pid: 6, Tid: 6, Flags: event.FlagBlocked | event.FlagDirect})
+			}
+			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 500, End: at + 2500, Size: 4096, Bytes: 4096,
+				Offset: i * 4096, Dev: dev, Pid: 6, Tid: 6})
+			at += 3 * us
+		}
+		zram := flat("zram", 2, 1)
+		zram.Synchronous = true
+		disk := flat("disk", 1000, 1)
+		disk.ReadaheadKB, disk.MaxRequestKB = 128, 128
+		res, err := b.Predict(zram, disk, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.PredictedS
+	}
+	// The first page a request's 1 ms, the other 255 at 128 KiB every 0.5
+	// ms (two requests in flight), besides the call's computation.
+	if got := predict(false); got > 0.006 {
+		t.Errorf("a call's pages, one bio each, on a disk = %.4f s, want about 0.0052", got)
+	}
+	if got := predict(true); got < 0.2 {
+		t.Errorf("a page a call on a disk = %.4f s, want about 0.256", got)
+	}
+}

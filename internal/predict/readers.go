@@ -60,7 +60,10 @@ const (
 // add takes a syscall-layer event: a buffered read or an advice.
 func (rs *readers) add(e *event.Event) {
 	advice := e.Call == event.CallFadvise && e.Flags&(event.FlagAdviceSequential|event.FlagAdviceRandom) != 0
-	read := e.Op == event.Read && e.Flags&(event.FlagDirect|event.FlagAsync) == 0 && e.Call != event.CallFadvise
+	// A copy's splice comes as its write half (the read half is the
+	// same call): it reads the source a page at a time.
+	splice := e.Call == event.CallCopyFileRange || e.Call == event.CallSendfile
+	read := (e.Op == event.Read || splice) && e.Flags&(event.FlagDirect|event.FlagAsync) == 0 && e.Call != event.CallFadvise
 	if !advice && !read {
 		return
 	}
@@ -77,14 +80,14 @@ func (rs *readers) add(e *event.Event) {
 	if e.Bytes < e.Size && e.Errno == 0 {
 		l.short = max(l.short, e.Start)
 	}
-	if e.Offset >= 0 && e.Inode != 0 {
+	if e.Offset >= 0 && e.Inode != 0 && !splice { // a splice's place is the file it writes
 		if l.ino != 0 && (e.Inode != l.ino || e.Offset != l.fileOffset) {
 			l.moved = max(l.moved, e.Start)
 		}
 		l.ino, l.fileOffset = e.Inode, e.Offset+max(e.Bytes, 0)
 	}
 	size := e.Size
-	if e.Call == event.CallCopyFileRange || e.Call == event.CallSendfile {
+	if splice {
 		size = 0 // a splice reads a page at a time, whatever the copy's size
 	}
 	if n := len(l.runs); n > 0 && l.runs[n-1].size == size && e.Start >= l.runs[n-1].start {
@@ -121,6 +124,25 @@ func (rs *readers) ofKernel(t int64) (call int64, sequential bool) {
 		}
 	}
 	return 0, sequential
+}
+
+// calling says whether a read call of pid was in progress at t, and how
+// much it asked for (0: a splice, which reads a page at a time).
+func (rs *readers) calling(pid uint32, t int64) (call int64, ok bool) {
+	if rs == nil {
+		return 0, false
+	}
+	l := rs.byPid[pid]
+	if l == nil {
+		return 0, false
+	}
+	best := int64(-1) << 62
+	for _, r := range l.runs {
+		if r.start <= t && t <= r.end && r.start > best {
+			best, call, ok = r.start, r.size, true
+		}
+	}
+	return call, ok
 }
 
 // of is the reader behind a readahead request of pid arriving at t: its
