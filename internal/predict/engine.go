@@ -289,7 +289,7 @@ func (f *front) advance(t int64) {
 			r := *f.reqIn.Front()
 			f.reqIn.Drop()
 			switch {
-			case r.write:
+			case !r.readahead || r.write:
 			case r.kernel:
 				r.readCall, r.sequential = f.readers.ofKernel(r.start)
 			default:
@@ -467,7 +467,9 @@ func (e *engine) serve(arrived []blockIO) {
 				r.streamed = e.continuesStream(r)
 			}
 			if !r.readahead && !r.write && e.b.synchronous[r.dev] {
-				r.batched = e.continuesReads(r)
+				if r.batched = e.continuesReads(r); r.batched {
+					r.readCall, r.sequential = e.readers.of(r.pid, r.start) // its window, as readahead's
+				}
 			}
 			if r.write && e.b.synchronous[r.dev] {
 				var burst bool
