@@ -236,6 +236,20 @@ if wants scrub; then
   ffmpeg -loglevel error -y -f concat -safe 0 -i "$video/list.txt" -c copy "$video/video.mp4"
 fi
 
+# empty: the drive's files removed and the frees committed, before a
+# round's bench and files. Files rewritten over the last round's land
+# wherever that round left free space, and predict carries one drive's
+# layout to every other: rewritten in place, zram's 256 MiB file lay in
+# 50-64 pieces (2-6 MiB, far apart) in rounds 2 and 3 (3 in round 1), and
+# tar's writeback spread; cp from zram onto the HDD model came out +72 %,
+# tar -x from zram and the throttle onto it +62 and +53 % (their round 1,
+# on fresh file systems: +4 and -11 %).
+empty() { # drive
+  local dir=${dirs[$1]}
+  rm -rf "${dir:?}"/{video.mp4,chromium,big,big.copy,big.copy2,src.tar,tree,tree.copy,x,small,prog,data}
+  sync
+}
+
 prepare() { # drive: the files the workloads read, written before recording
   local dir=${dirs[$1]}
   # The largest first, the random reads' file last: the VM disk's host
@@ -318,6 +332,7 @@ median() { python3 -c 'import statistics, sys; print(statistics.median(map(float
 declare -A runs
 for k in $(seq "$repeat"); do
   for d in "${drives[@]}"; do
+    empty "$d"
     if [ -z "${PROFILES:-}" ] && { [ "$k" -eq 1 ] || [ -z "${ONE_BENCH:-}" ]; }; then bench_drive "$d" "$k"; fi
     echo "prepare $d" >&2
     prepare "$d"
