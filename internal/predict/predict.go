@@ -219,7 +219,11 @@ type request struct {
 	// bio-based device, submitted right after it (continuesBurst); a read
 	// that continues its call's previous bio there (continuesReads).
 	batched bool
-	fromUs  float64 // latency on the recording drive (its profile, or as recorded)
+	// lone: a flusher's write that found its device idle (a journal's
+	// write for an fsync): one request on its own, not a share of a
+	// stream written back (see requestShape).
+	lone   bool
+	fromUs float64 // latency on the recording drive (its profile, or as recorded)
 	// fromProfiled: fromUs is its profile's, not as recorded.
 	fromProfiled bool
 	toUs         float64 // on the drive predicted for
@@ -905,7 +909,7 @@ func requestShape(d *latencies, r *request, access string, fallback float64) (us
 			return us, true
 		}
 	}
-	if (r.flusher || r.batched) && r.write && access == "seq" {
+	if (r.flusher || r.batched) && r.write && access == "seq" && !r.lone {
 		kind := uint8(latWritebackEach)
 		if r.bios || d != nil && d.d.Synchronous {
 			kind = latWriteback
