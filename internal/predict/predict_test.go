@@ -2007,9 +2007,11 @@ func TestReadersWindowOnTheNewDrive(t *testing.T) {
 // A stream its reader leaves ends with a window nobody read: on a drive
 // whose window is narrower, that window is the drive's own. Ten video
 // players, a process each, read a frame's stream (windows of 128 KiB,
-// 512 KiB and 1 MiB on a disk of 8 MiB readahead) and exit; onto a bridge
-// of 128 KiB windows the last 896 KiB of each stream comes off the next
-// player's readahead. A player that read on to its file's end (a read
+// 512 KiB and 1 MiB on a disk of 8 MiB readahead) and exit, having read
+// 96 KiB of it; onto a bridge of 128 KiB windows, which reads what its
+// reader reads and a window ahead, the other 1,440 KiB of each stream
+// comes off the next player's readahead (896 KiB, the last window's rest,
+// where the reader's reads are not known). A player that read on to its file's end (a read
 // that came back short) read its last window; a reader whose stream
 // jumps on the device where its file's extents do, its reads going on
 // in the file, has not left it.
@@ -2066,9 +2068,9 @@ func TestStreamsLeftBehindOnANarrowerDrive(t *testing.T) {
 	}
 	left, n := predict(bridge(), players(false))
 	toEnd, _ := predict(bridge(), players(true))
-	// 896 KiB of each of nine streams at the bridge's 128 KiB requests,
-	// two in flight: 7 × 4.2 ms each.
-	unread := 9 * 7 * bridge().ServiceUs("read", "seq", 128<<10, 2) / 2 / 1e6
+	// 1,440 KiB of each of nine streams at the bridge's 128 KiB requests,
+	// two in flight: 11.25 × 4.2 ms each.
+	unread := 9 * 11.25 * bridge().ServiceUs("read", "seq", 128<<10, 2) / 2 / 1e6
 	if saved := toEnd - left; n < 9 || saved < 0.8*unread || saved > 1.05*unread {
 		t.Errorf("%d streams left: %v s, read to their end: %v s; want %v s less", n, left, toEnd, unread)
 	}

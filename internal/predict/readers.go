@@ -40,6 +40,16 @@ type readerLog struct {
 	moved      int64
 	ino        uint64
 	fileOffset int64
+	// fileRuns are its runs through a file, each read starting where the
+	// last ended, in arrival order; the last is the one it is in.
+	fileRuns []fileRun
+}
+
+// fileRun is a stretch of a file a process read straight through: from
+// and to in the file, first and last the starts of its reads.
+type fileRun struct {
+	from, to    int64
+	first, last int64
 }
 
 // readRun is calls of one size, one after another: a reader's buffer.
@@ -83,6 +93,11 @@ func (rs *readers) add(e *event.Event) {
 	if e.Offset >= 0 && e.Inode != 0 && !splice { // a splice's place is the file it writes
 		if l.ino != 0 && (e.Inode != l.ino || e.Offset != l.fileOffset) {
 			l.moved = max(l.moved, e.Start)
+		}
+		if n := len(l.fileRuns); n > 0 && e.Inode == l.ino && e.Offset == l.fileOffset {
+			l.fileRuns[n-1].to, l.fileRuns[n-1].last = e.Offset+max(e.Bytes, 0), e.Start
+		} else {
+			l.fileRuns = appendBounded(l.fileRuns, fileRun{from: e.Offset, to: e.Offset + max(e.Bytes, 0), first: e.Start, last: e.Start})
 		}
 		l.ino, l.fileOffset = e.Inode, e.Offset+max(e.Bytes, 0)
 	}
@@ -176,6 +191,22 @@ func (rs *readers) of(pid uint32, t int64) (call int64, sequential bool) {
 func (rs *readers) readToEnd(pid uint32, t int64) bool {
 	l := rs.byPid[pid]
 	return l != nil && l.short > t
+}
+
+// readThrough is how much of a file pid read straight through in the run
+// it was reading at t (−1: none known): what a stream whose window came
+// at t gave its reader.
+func (rs *readers) readThrough(pid uint32, t int64) int64 {
+	l := rs.byPid[pid]
+	if l == nil {
+		return -1
+	}
+	for i := len(l.fileRuns) - 1; i >= 0; i-- {
+		if r := l.fileRuns[i]; r.first <= t {
+			return r.to - r.from
+		}
+	}
+	return -1
 }
 
 // movedAfter says whether pid read elsewhere than where its last read
