@@ -236,14 +236,20 @@ if wants scrub; then
   ffmpeg -loglevel error -y -f concat -safe 0 -i "$video/list.txt" -c copy "$video/video.mp4"
 fi
 
-# empty: the drive's files removed and the frees committed, before a
-# round's bench and files. Files rewritten over the last round's land
-# wherever that round left free space, and predict carries one drive's
-# layout to every other: rewritten in place, zram's 256 MiB file lay in
-# 50-64 pieces (2-6 MiB, far apart) in rounds 2 and 3 (3 in round 1), and
-# tar's writeback spread; cp from zram onto the HDD model came out +72 %,
-# tar -x from zram and the throttle onto it +62 and +53 % (their round 1,
-# on fresh file systems: +4 and -11 %).
+# empty: the drive's files removed and the frees committed: every
+# drive's, before a round's first bench, so that each round writes its
+# files onto file systems as empty as round 1's fresh ones, in the same
+# order. Files rewritten over the last round's land wherever that round
+# left free space, and predict carries one drive's layout to every
+# other: rewritten in place, zram's 256 MiB file lay in 50-64 pieces
+# (2-6 MiB, far apart) in rounds 2 and 3 (3 in round 1), and tar's
+# writeback spread; cp from zram onto the HDD model came out +72 %, tar
+# -x from zram and the throttle onto it +62 and +53 % (their round 1, on
+# fresh file systems: +4 and -11 %). Emptied drive by drive, the VM
+# disk's directory was rewritten beside the throttle's last-round files
+# (one file system holds both): the throttle's tar -x then wrote across
+# 1.3 GB of it in round 2, within 128 MB in round 1, and came out +167 %
+# onto the HDD model (round 1: -3 %).
 empty() { # drive
   local dir=${dirs[$1]}
   rm -rf "${dir:?}"/{video.mp4,chromium,big,big.copy,big.copy2,src.tar,tree,tree.copy,x,small,prog,data}
@@ -331,8 +337,8 @@ median() { python3 -c 'import statistics, sys; print(statistics.median(map(float
 # onto the VM disk came out 30-50 % under.
 declare -A runs
 for k in $(seq "$repeat"); do
+  for d in "${drives[@]}"; do empty "$d"; done
   for d in "${drives[@]}"; do
-    empty "$d"
     if [ -z "${PROFILES:-}" ] && { [ "$k" -eq 1 ] || [ -z "${ONE_BENCH:-}" ]; }; then bench_drive "$d" "$k"; fi
     echo "prepare $d" >&2
     prepare "$d"
