@@ -236,26 +236,6 @@ if wants scrub; then
   ffmpeg -loglevel error -y -f concat -safe 0 -i "$video/list.txt" -c copy "$video/video.mp4"
 fi
 
-# empty: the drive's files removed and the frees committed: every
-# drive's, before a round's first bench, so that each round writes its
-# files onto file systems as empty as round 1's fresh ones, in the same
-# order. Files rewritten over the last round's land wherever that round
-# left free space, and predict carries one drive's layout to every
-# other: rewritten in place, zram's 256 MiB file lay in 50-64 pieces
-# (2-6 MiB, far apart) in rounds 2 and 3 (3 in round 1), and tar's
-# writeback spread; cp from zram onto the HDD model came out +72 %, tar
-# -x from zram and the throttle onto it +62 and +53 % (their round 1, on
-# fresh file systems: +4 and -11 %). Emptied drive by drive, the VM
-# disk's directory was rewritten beside the throttle's last-round files
-# (one file system holds both): the throttle's tar -x then wrote across
-# 1.3 GB of it in round 2, within 128 MB in round 1, and came out +167 %
-# onto the HDD model (round 1: -3 %).
-empty() { # drive
-  local dir=${dirs[$1]}
-  rm -rf "${dir:?}"/{video.mp4,chromium,big,big.copy,big.copy2,src.tar,tree,tree.copy,x,small,prog,data}
-  sync
-}
-
 prepare() { # drive: the files the workloads read, written before recording
   local dir=${dirs[$1]}
   # The largest first, the random reads' file last: the VM disk's host
@@ -337,7 +317,18 @@ median() { python3 -c 'import statistics, sys; print(statistics.median(map(float
 # onto the VM disk came out 30-50 % under.
 declare -A runs
 for k in $(seq "$repeat"); do
-  for d in "${drives[@]}"; do empty "$d"; done
+  # Every round on new file systems, as the first: files written again
+  # over emptied ones land elsewhere each round, and predict carries one
+  # drive's layout to every other. Rewritten in place, zram's 256 MiB file
+  # lay in 50-64 pieces (2-6 MiB, far apart) in rounds 2 and 3 (3 in
+  # round 1): cp from zram onto the HDD model +72 %, tar -x from zram and
+  # the throttle onto it +62 and +53 % (round 1: +4 and -11 %). Emptied
+  # first, the throttle's tar -x wrote across 1.3 GB of its file system in
+  # round 2, within 128 MB in round 1 (+167 % onto the HDD model against
+  # -3 %), and cp -r's copies on zram and the USB model went where other
+  # rounds' had not (onto the HDD model +9-11 % in round 1, +100-121 % in
+  # round 2).
+  if [ -z "${PREDICT_STORE:-}" ]; then bash scripts/validation-drives.sh fresh; fi
   for d in "${drives[@]}"; do
     if [ -z "${PROFILES:-}" ] && { [ "$k" -eq 1 ] || [ -z "${ONE_BENCH:-}" ]; }; then bench_drive "$d" "$k"; fi
     echo "prepare $d" >&2

@@ -26,6 +26,7 @@
 #
 #   sudo bash scripts/validation-drives.sh up [DRIVE…]   # prints "NAME DIR [CGROUP]" per drive
 #   sudo bash scripts/validation-drives.sh list
+#   sudo bash scripts/validation-drives.sh fresh          # a new file system on each drive that is up
 #   sudo bash scripts/validation-drives.sh down           # all of them, whatever state they are in
 #
 # DRIVESIM_HDD and DRIVESIM_USB add flags to the models (e.g.
@@ -161,6 +162,37 @@ model() {
   newfs "$loop" "$base/$name"
 }
 
+# fresh: a new file system on every drive that is up, as up made it.
+# Files written over an emptied one land elsewhere than on a new one: ext4
+# starts a large file where its last large allocation ended (kept while
+# mounted), and the per-CPU groups small files go in keep their
+# preallocations — the same files, emptied and written again, lay in
+# other places each round (docs/predict.md). The VM disk's drives share
+# one file system: both get a new one.
+fresh() {
+  local binds=() m
+  for m in vda slow; do mountpoint -q "$base/$m" && binds+=("$m"); done
+  if [ ${#binds[@]} -gt 0 ]; then
+    for m in "${binds[@]}"; do umount "$base/$m"; done
+    umount "$base/disk"
+    newfs "$(cat "$state/disk.loop")" "$base/disk" >&2
+    for m in "${binds[@]}"; do
+      mkdir -p "$base/disk/$m"
+      mount --bind "$base/disk/$m" "$base/$m"
+    done
+  fi
+  if mountpoint -q "$base/zram"; then
+    umount "$base/zram"
+    newfs /dev/zram0 "$base/zram"
+  fi
+  for m in hdd usb; do
+    if mountpoint -q "$base/$m"; then
+      umount "$base/$m"
+      newfs "$(cat "$state/$m.loop")" "$base/$m"
+    fi
+  done
+}
+
 up() {
   local want=("$@")
   [ ${#want[@]} -eq 0 ] && want=("${all[@]}")
@@ -215,6 +247,7 @@ up() {
 case ${1:-} in
   up) shift; up "$@" ;;
   down) down ;;
+  fresh) fresh ;;
   list)
     for d in "${all[@]}"; do
       case $d in
@@ -225,7 +258,7 @@ case ${1:-} in
     done
     ;;
   *)
-    echo "usage: validation-drives.sh up [DRIVE…] | list | down" >&2
+    echo "usage: validation-drives.sh up [DRIVE…] | list | fresh | down" >&2
     exit 2
     ;;
 esac
