@@ -46,10 +46,9 @@ type readerLog struct {
 }
 
 // fileRun is a stretch of a file a process read straight through: from
-// and to in the file, first and last the starts of its reads.
+// and to in the file, first the start of its first read.
 type fileRun struct {
-	from, to    int64
-	first, last int64
+	from, to, first int64
 }
 
 // readRun is calls of one size, one after another: a reader's buffer.
@@ -95,9 +94,9 @@ func (rs *readers) add(e *event.Event) {
 			l.moved = max(l.moved, e.Start)
 		}
 		if n := len(l.fileRuns); n > 0 && e.Inode == l.ino && e.Offset == l.fileOffset {
-			l.fileRuns[n-1].to, l.fileRuns[n-1].last = e.Offset+max(e.Bytes, 0), e.Start
+			l.fileRuns[n-1].to = e.Offset + max(e.Bytes, 0)
 		} else {
-			l.fileRuns = appendBounded(l.fileRuns, fileRun{from: e.Offset, to: e.Offset + max(e.Bytes, 0), first: e.Start, last: e.Start})
+			l.fileRuns = appendBounded(l.fileRuns, fileRun{from: e.Offset, to: e.Offset + max(e.Bytes, 0), first: e.Start})
 		}
 		l.ino, l.fileOffset = e.Inode, e.Offset+max(e.Bytes, 0)
 	}
