@@ -3,7 +3,8 @@
 # on, each a real block device (or a directory on one) that the block
 # layer, readahead, merging and writeback act on:
 #
-#   vda    the VM disk: a loop device with direct I/O over a file on it,
+#   vda    the VM disk: the first partition of a loop device with direct
+#          I/O over a file on it (written through once, never discarded),
 #          with the disk's queue settings (readahead, scheduler) and its own
 #          ext4 — so that what a program touches on the root file system
 #          (its libraries, its profile, /tmp) stays off the drive measured,
