@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,6 +206,26 @@ func TestOnARenumberedDevice(t *testing.T) {
 	want := event.Dev{Major: recorded.Major, Minor: recorded.Minor}
 	if got, err := onDevice(meta, dir); err != nil || len(got) == 0 || got[0] != want {
 		t.Errorf("--on %s: %v %v, want the trace's device at %s (%v)", dir, got, err, mp, want)
+	}
+}
+
+// --on a partition the trace names brings its disk along, as the trace
+// noted it, though neither exists here any more (a loop device torn down,
+// a drive unplugged): the file system's calls name the partition, the
+// drive's requests the disk, and without the disk nothing moved.
+func TestOnAPartitionGoneBringsItsDisk(t *testing.T) {
+	part := event.Device{Major: 259, Minor: 4000, Name: "loop4000p1", Disk: "loop4000", Mount: "/gone/ioshape-test/vda"}
+	disk := event.Device{Major: 7, Minor: 4000, Name: "loop4000"}
+	meta := tracefile.Meta{Footer: &tracefile.Footer{Devices: []event.Device{disk, part}}}
+	want := []event.Dev{{Major: 259, Minor: 4000}, {Major: 7, Minor: 4000}}
+	for _, on := range []string{"/gone/ioshape-test/vda/tree", "loop4000p1", "259:4000"} {
+		if got, err := onDevice(meta, on); err != nil || !slices.Equal(got, want) {
+			t.Errorf("--on %s: %v %v, want %v", on, got, err, want)
+		}
+	}
+	// The disk itself is just the disk.
+	if got, err := onDevice(meta, "loop4000"); err != nil || !slices.Equal(got, want[1:]) {
+		t.Errorf("--on loop4000: %v %v, want %v", got, err, want[1:])
 	}
 }
 

@@ -35,7 +35,7 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 		for _, d := range meta.Footer.Devices {
 			dev := event.Dev{Major: d.Major, Minor: d.Minor}
 			if a == d.Name || a == dev.String() || a == "/dev/"+d.Name {
-				return host.WithDisk(dev), nil
+				return withDisk(meta, dev), nil
 			}
 		}
 		// The trace's mount at the very mount point the path is on here: the
@@ -44,7 +44,7 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 		// the trace gave another drive).
 		if mp, ok := liveMountPoint(a); ok {
 			if dev, ok := mountedAt(meta.Footer.Devices, a); ok && mountsAt(meta.Footer.Devices, dev, mp) {
-				return host.WithDisk(dev), nil
+				return withDisk(meta, dev), nil
 			}
 		}
 		// A path here on a device the trace knows: its own device, whatever
@@ -53,20 +53,20 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 		if dev, ok := statDevice(a); ok && slices.ContainsFunc(meta.Footer.Devices, func(d event.Device) bool {
 			return d.Major == dev.Major && d.Minor == dev.Minor
 		}) {
-			return host.WithDisk(dev), nil
+			return withDisk(meta, dev), nil
 		}
 		// A directory under a mount the trace knows: as the recording's
 		// machine had it (a device's number may differ here, or the drive
 		// be gone).
 		if dev, ok := mountedAt(meta.Footer.Devices, a); ok {
-			return host.WithDisk(dev), nil
+			return withDisk(meta, dev), nil
 		}
 	}
 	if maj, min, ok := strings.Cut(a, ":"); ok {
 		M, err1 := strconv.ParseUint(maj, 10, 32)
 		m, err2 := strconv.ParseUint(min, 10, 32)
 		if err1 == nil && err2 == nil {
-			return host.WithDisk(event.Dev{Major: uint32(M), Minor: uint32(m)}), nil
+			return withDisk(meta, event.Dev{Major: uint32(M), Minor: uint32(m)}), nil
 		}
 	}
 	dev, ok := statDevice(a)
@@ -74,7 +74,26 @@ func onDevice(meta tracefile.Meta, a string) ([]event.Dev, error) {
 		_, err := os.Stat(a)
 		return nil, fmt.Errorf("not a device of the trace, a device file or a directory (%v)", err)
 	}
-	return host.WithDisk(dev), nil
+	return withDisk(meta, dev), nil
+}
+
+// withDisk is dev and, for a partition, the whole disk it is on: as the
+// trace noted it (its device list names a partition's disk), else as this
+// machine's sysfs says. The trace first: predicted after the drive is
+// gone (unplugged, a loop device torn down), sysfs knows no partition,
+// and the disk's requests would stay put while its file system's calls
+// moved — the prediction the recording.
+func withDisk(meta tracefile.Meta, dev event.Dev) []event.Dev {
+	if meta.Footer != nil {
+		devs := meta.Footer.Devices
+		i := slices.IndexFunc(devs, func(d event.Device) bool { return d.Major == dev.Major && d.Minor == dev.Minor })
+		if i >= 0 && devs[i].Disk != "" && devs[i].Disk != devs[i].Name {
+			if j := slices.IndexFunc(devs, func(d event.Device) bool { return d.Name == devs[i].Disk }); j >= 0 {
+				return []event.Dev{dev, {Major: devs[j].Major, Minor: devs[j].Minor}}
+			}
+		}
+	}
+	return host.WithDisk(dev)
 }
 
 // statDevice is the device a block device file names, or the device of
