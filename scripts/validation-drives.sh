@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, lists and tears down the drives `ioshape predict` is validated
-# on, each a real block device (or a directory on one) that the block
+# on, each a real block device (or a partition of one) that the block
 # layer, readahead, merging and writeback act on:
 #
 #   vda    the VM disk: the first partition of a loop device with direct
