@@ -14,9 +14,9 @@
 #   zram   a RAM disk (zram0) with ext4
 #   slow   the same device as vda (its second partition, with its own
 #          ext4: neither drive's files move the other's), behind a cgroup
-#          v1 blkio throttle (40 MB/s, 1,500 IOPS): v1 does
-#          not throttle the flushers' writeback, which predict knows by
-#          finding vda's profile of the same device; run workloads inside it with:
+#          v1 blkio throttle (40 MB/s, 1,500 IOPS): v1 does not throttle
+#          the flushers' writeback, which predict knows by finding vda's
+#          profile of the same device; run workloads inside it with:
 #          sh -c 'echo $$ > CGROUP/cgroup.procs; exec CMD'
 #   hdd    a portable HDD: a loop device with direct I/O over a file that
 #          tools/drivesim serves over FUSE, delaying each request by seek
@@ -34,8 +34,9 @@
 # DRIVESIM_HDD and DRIVESIM_USB add flags to the models (e.g.
 # DRIVESIM_HDD="--rpm 7200 --full-stroke 15ms"); DRIVESIM_SIZE is the
 # size in bytes of every loop-backed drive (4 GiB; the VM disk's file,
-# which vda and slow share, twice that: a partition each). A drive that cannot be set
-# up fails `up`, which tears down what it made before failing.
+# which vda and slow share, twice that: a partition each). A drive that
+# cannot be set up fails `up`, which tears down what it made before
+# failing.
 set -euo pipefail
 shopt -s inherit_errexit # the functions whose output is captured stop at a failure too
 cd "$(dirname "$0")/.."
@@ -79,11 +80,12 @@ newfs() {
   mount "$1" "$2"
 }
 
-# loopfs NAME FILE: a loop device with direct I/O over FILE (so that no
-# page cache stands between it and what serves the file); prints it.
+# loopfs NAME FILE [FLAG…]: a loop device with direct I/O over FILE (so
+# that no page cache stands between it and what serves the file), with
+# losetup's FLAGs; prints it.
 loopfs() {
   local name=$1 file=$2 loop
-  loop=$(losetup --direct-io=on -f --show "$file")
+  loop=$(losetup --direct-io=on "${@:3}" -f --show "$file")
   echo "$loop" > "$state/$name.loop"
   [ "$(cat "/sys/block/$(basename "$loop")/loop/dio")" = 1 ] || { echo "validation-drives: $loop has no direct I/O: the page cache would stand in for the drive" >&2; return 1; }
   echo "$loop"
@@ -130,9 +132,7 @@ with open(path, "r+b") as f:
     f.seek(446)
     f.write(entries + bytes(32) + b"\x55\xaa")
 PY
-    loop=$(losetup --direct-io=on -P -f --show "$base/disk.img")
-    echo "$loop" > "$state/disk.loop"
-    [ "$(cat "/sys/block/$(basename "$loop")/loop/dio")" = 1 ] || { echo "validation-drives: $loop has no direct I/O: the page cache would stand in for the drive" >&2; return 1; }
+    loop=$(loopfs disk "$base/disk.img" -P)
     # A kernel without the MBR parser leaves the table to partx.
     for _ in $(seq 20); do [ -b "${loop}p2" ] && break; sleep 0.1; done
     [ -b "${loop}p2" ] || partx -a "$loop"
