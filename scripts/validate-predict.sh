@@ -244,14 +244,21 @@ prepare() { # drive: the files the workloads read, written before recording
   # and Chromium (1.3 GB): its 4 KiB reads at 220-415 us in the rounds'
   # recordings against the bench's 76-103, every prediction of them onto
   # the VM disk 40-52 % short; 60 us without those two files.
-  if wants scrub; then cp "$video/video.mp4" "$dir/video.mp4"; fi
+  # Each written out before the next: ext4 places a file's blocks when
+  # they are written back (delayed allocation) and a new directory by the
+  # space it sees free then. Left to one sync at the end, the big files
+  # were still being placed as tar made the tree's directories: the tree
+  # lay within 256 MiB in some rounds and across 2 GB in others, and cp -r
+  # from those onto the HDD model came out +38...+48 %, from the others
+  # -2...+4 %.
+  if wants scrub; then cp "$video/video.mp4" "$dir/video.mp4" && sync; fi
   # A large program whose own files are on the drive; the system's
   # libraries stay on the VM disk (predicted with --on the drive).
-  if wants big-start; then rm -rf "$dir/chromium" && cp -r /usr/lib/chromium "$dir/chromium"; fi
-  if wants cp || wants phases; then head -c 268435456 /dev/urandom > "$dir/big"; fi
+  if wants big-start; then rm -rf "$dir/chromium" && cp -r /usr/lib/chromium "$dir/chromium" && sync; fi
+  if wants cp || wants phases; then head -c 268435456 /dev/urandom > "$dir/big" && sync; fi
   if wants tar-x || wants grep-r || wants small-copy; then
-    cp "$tarball" "$dir/src.tar"
-    mkdir -p "$dir/tree" && tar xf "$dir/src.tar" -C "$dir/tree"
+    cp "$tarball" "$dir/src.tar" && sync
+    mkdir -p "$dir/tree" && tar xf "$dir/src.tar" -C "$dir/tree" && sync
   fi
   cp "$ioshape" "$dir/prog"
   if wants fio-rnd4k || wants fio-seq1m || wants phases; then
