@@ -179,9 +179,10 @@ type item struct {
 	cpuDelta  float64
 	// coldFactor is how much longer (negative: shorter) the thread's
 	// computation after its waits takes on the new drive, per ns of it,
-	// and wakes how many waits it had (see engine.wakeCPU).
-	coldFactor float64
-	wakes      int
+	// coldStepNs the most each wait moves it by, and wakes how many waits
+	// it had (see engine.wakeCPU).
+	coldFactor, coldStepNs float64
+	wakes                  int
 }
 
 // call is what the trace says of an item, all the re-sorting holds.

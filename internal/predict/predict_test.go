@@ -1559,32 +1559,63 @@ func TestBeatingTheProfileIsTheRecordingDrives(t *testing.T) {
 // whose driver kept the CPUs busy — in the call that waited and in what
 // the thread does until its next, which the trace does not hold — by
 // (coldRefUs + the new drive's) ÷ (coldRefUs + the recording drive's),
-// for the first coldCapNs of it after each wait.
+// for the first coldCapNs of it after each wait, and by no more than the
+// wake-ups' difference a wait: what bench's reader pays for one.
 func TestWakeCostPerWait(t *testing.T) {
 	// 1000 reads, each a 150 µs call asleep 100 µs around its request, one
 	// every 200 µs: 50 µs computing in each call and 50 between. The
 	// profiles take 96 µs for the request that took 100: 196 µs a read.
 	b := NewBuilder()
 	end := sleptReads(b, 1000, 150, 100, 200)
-	// Wake-ups of 10 and 30 µs: the computation after a wait ×(coldRefUs
-	// + 30) ÷ (coldRefUs + 10) — in the calls and the 999 gaps after a
-	// wait.
-	ratio := (coldRefUs + 30.0) / (coldRefUs + 10)
+	// Wake-ups of 100 and 120 µs: the computation after a wait ×(coldRefUs
+	// + 120) ÷ (coldRefUs + 100) — in the calls and the 999 gaps after a
+	// wait: 18.5 µs more a wait, less than the 20 the wake-ups differ by.
+	ratio := (coldRefUs + 120.0) / (coldRefUs + 100)
 	colder := (1000*50 + 999*50) * (ratio - 1) * 1e-6
-	res, _ := b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
+	res, _ := b.Predict(withWake(flat("disk", 96, 1), 100), withWake(flat("colder", 96, 1), 120), end, nil)
 	near(t, "to a drive that wakes colder", res.PredictedS, 1000*196e-6+colder)
-	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), withWake(flat("warmer", 96, 1), 10), end, nil)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 120), withWake(flat("warmer", 96, 1), 100), end, nil)
 	near(t, "to a drive that wakes warmer", res.PredictedS, 1000*196e-6-colder/ratio)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), flat("unmeasured", 96, 1), end, nil)
 	near(t, "one drive's unmeasured", res.PredictedS, 1000*196e-6)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("disk", 96, 1), 30), end, nil)
 	near(t, "the same drive", res.PredictedS, float64(end)/1e9)
 
-	// 1 ms computing after each wait: only its first coldCapNs runs cold.
+	// Wake-ups of 10 and 30 µs: the ratio would make each wait's 100 µs
+	// 111 µs longer (cp -r's copy of a file after its read); a wait moves
+	// it by the 20 µs bench's reader pays.
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
+	near(t, "colder by the wake-ups' difference", res.PredictedS, 1000*(196+20)*1e-6)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 30), withWake(flat("warmer", 96, 1), 10), end, nil)
+	near(t, "warmer by the wake-ups' difference", res.PredictedS, 1000*(196-20)*1e-6)
+
+	// 1 ms computing after each wait: only its first coldCapNs runs cold
+	// (wake-ups of 1000 and 1300 µs: the ratio's 179 µs within the 300
+	// they differ by).
 	b = NewBuilder()
 	end = sleptReads(b, 100, 150, 100, 1150)
+	slowRatio := (coldRefUs + 1300.0) / (coldRefUs + 1000)
+	res, _ = b.Predict(withWake(flat("disk", 96, 1), 1000), withWake(flat("colder", 96, 1), 1300), end, nil)
+	near(t, "a long computation", res.PredictedS, (float64(end)/1e3-100*4+100*coldCapNs/1e3*(slowRatio-1))*1e-6)
 	res, _ = b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), end, nil)
-	near(t, "a long computation", res.PredictedS, (float64(end)/1e3-100*4+100*coldCapNs/1e3*(ratio-1))*1e-6)
+	near(t, "a long computation, by the difference", res.PredictedS, (float64(end)/1e3-100*4+100*20)*1e-6)
+
+	// What a wait's computation left of its step, a later one may take: 1000
+	// reads computing 5 µs each, then 1 ms before the last read — the
+	// drive's own work held the CPU after that wait (cp -r's computation
+	// after a wait on the HDD model: 48–66 µs at the median, 328–616 µs at
+	// the 99th percentile). That gap's first coldCapNs moves by the ratio:
+	// the earlier waits left enough.
+	lastAfter := func(gapUs int64) float64 {
+		b := NewBuilder()
+		at := sleptReads(b, 1000, 105, 100, 105) + gapUs*us
+		b.Add(&event.Event{Layer: event.Syscall, Op: event.Read, Start: at, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: 1000 << 20,
+			Pid: 7, Tid: 7, Flags: event.FlagBlocked, Blocked: 100 * us})
+		b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: 1000 << 20, Pid: 7})
+		res, _ := b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), at+105*us, nil)
+		return res.PredictedS
+	}
+	near(t, "a long stretch after short ones", lastAfter(1000)-lastAfter(0), (1000+coldCapNs/1e3*((coldRefUs+30.0)/(coldRefUs+10)-1))*1e-6)
 
 	// 1000 reads, each asleep 100 of its 150 µs, and 10 µs after each a
 	// call of 30 µs the page cache served (cached gives it, at at).
@@ -1597,7 +1628,7 @@ func TestWakeCostPerWait(t *testing.T) {
 			b.Add(&event.Event{Layer: event.Block, Op: event.Read, Start: at + 5*us, End: at + 105*us, Size: 4096, Bytes: 4096, Offset: i << 20, Pid: 7})
 			b.Add(cached(i, at+160*us))
 		}
-		res, _ := b.Predict(withWake(flat("disk", 96, 1), 10), withWake(flat("colder", 96, 1), 30), 1000*200*us, nil)
+		res, _ := b.Predict(withWake(flat("disk", 96, 1), 100), withWake(flat("colder", 96, 1), 120), 1000*200*us, nil)
 		return res.PredictedS
 	}
 	// A call the page cache served between two reads, and the gap before
@@ -1655,8 +1686,10 @@ func TestStolenStretchesMoveWithTheWake(t *testing.T) {
 	}
 	median, _ := typical.median()
 	stolenAt := math.Max(stolenTimes*median, coldCapNs) / 1e3 // µs
-	factor := (coldRefUs+10.0)/(coldRefUs+30) - 1
-	from, to := withWake(flat("disk", 96, 1), 30), withWake(flat("warmer", 96, 1), 10)
+	// Wake-ups of 1000, 700 and 1300 µs: the ratio moves the cold start
+	// (179 µs) by less than the 300 µs they differ by.
+	factor := (coldRefUs+700.0)/(coldRefUs+1000) - 1
+	from, to := withWake(flat("disk", 96, 1), 1000), withWake(flat("warmer", 96, 1), 700)
 
 	b, end := reads(0)
 	steady, _ := b.Predict(from, to, end, nil)
@@ -1670,16 +1703,16 @@ func TestStolenStretchesMoveWithTheWake(t *testing.T) {
 
 	// On the recording drive, or with a wake-up unmeasured, it stays; onto
 	// a drive that wakes colder, only its cold start moves.
-	same, _ := b.Predict(from, withWake(flat("disk", 96, 1), 30), end, nil)
+	same, _ := b.Predict(from, withWake(flat("disk", 96, 1), 1000), end, nil)
 	near(t, "the same drive", same.PredictedS, float64(end)/1e9)
 	unmeasured, _ := b.Predict(from, flat("unmeasured", 96, 1), end, nil)
 	b0, end0 := reads(0)
 	steadyUnmeasured, _ := b0.Predict(from, flat("unmeasured", 96, 1), end0, nil)
 	near(t, "one drive's unmeasured", unmeasured.PredictedS-steadyUnmeasured.PredictedS, stalls(20)*3000e-6)
-	colder := withWake(flat("colder", 96, 1), 50)
+	colder := withWake(flat("colder", 96, 1), 1300)
 	stalledColder, _ := b.Predict(from, colder, end, nil)
 	steadyColder, _ := b0.Predict(from, colder, end0, nil)
-	colderFactor := (coldRefUs+50.0)/(coldRefUs+30) - 1
+	colderFactor := (coldRefUs+1300.0)/(coldRefUs+1000) - 1
 	near(t, "the stalls onto a drive that wakes colder", stalledColder.PredictedS-steadyColder.PredictedS, stalls(20)*(3000+colderFactor*(coldCapNs/1e3-100))*1e-6)
 
 	// A stall every fourth stretch: the thread computes them (more than
@@ -1707,7 +1740,9 @@ func TestStreamingCallWakesAsOftenAsItSlept(t *testing.T) {
 	was := withWake(flat("was", 20_000, 1), 70)
 	unmeasured, _ := b.Predict(was, flat("fast", 10, 1), end, nil)
 	warmer, _ := b.Predict(was, withWake(flat("fast", 10, 1), 10), end, nil)
-	near(t, "the computation after its wakes", warmer.PredictedS-unmeasured.PredictedS, -20e-3*(1-(coldRefUs+10.0)/(coldRefUs+70)))
+	// Each wake's 204 µs would be 157 µs shorter by the ratio; it is 60,
+	// the wake-ups' difference.
+	near(t, "the computation after its wakes", warmer.PredictedS-unmeasured.PredictedS, -98*60e-6)
 
 	// A bio-based drive serves the stream on the reader's CPU: nothing
 	// wakes it there, and its computation stays, the page cache's cost
@@ -1718,7 +1753,7 @@ func TestStreamingCallWakesAsOftenAsItSlept(t *testing.T) {
 	bioUnmeasured.Synchronous = true
 	onBio, _ := b.Predict(was, bio, end, nil)
 	onBioUnmeasured, _ := b.Predict(was, bioUnmeasured, end, nil)
-	if d := onBio.PredictedS - onBioUnmeasured.PredictedS; math.Abs(d) > 0.1*20e-3*(1-(coldRefUs+10.0)/(coldRefUs+70)) {
+	if d := onBio.PredictedS - onBioUnmeasured.PredictedS; math.Abs(d) > 0.1*98*60e-6+1e-3 { // PredictedS is in whole ms
 		t.Errorf("a stream on a bio-based drive moved %v by the wake-ups, want about its one wait's", d)
 	}
 }
@@ -2512,14 +2547,18 @@ func TestThrottleBudgetRefillsAtTheNewDrivesPace(t *testing.T) {
 	// Woken as fast on both: each read finds 1000 µs since the last, more
 	// than the limits' 700: no read waits.
 	near(t, "the same wake-ups", predict(8, true), predict(8, false))
-	// Recorded on a drive that woke its threads in 92 µs: the gaps' first
-	// 600 µs at 16/100 of it — 396 µs, and the disk's 100: each read
-	// finds 496 µs, and once the budget's 143 reads are spent (after
-	// about 490) waits the rest of the limits' 700.
-	waits := predict(92, true) - predict(92, false)
-	if lo, hi := float64(2000-500)*204e-6, float64(2000-480)*204e-6; waits < lo || waits > hi {
+	// Recorded on a drive that woke its threads in 600 µs: the gaps' first
+	// 600 µs at 16/608 of it — 584 µs shorter, within the 592 the wake-ups
+	// differ by — and the disk's 100: each read finds 416 µs, and once the
+	// budget's 143 reads are spent (after about 350) waits the rest of the
+	// limits' 700.
+	waits := predict(600, true) - predict(600, false)
+	if lo, hi := float64(2000-365)*284e-6, float64(2000-340)*284e-6; waits < lo || waits > hi {
 		t.Errorf("waits for the budget = %.3f s, want %.3f–%.3f", waits, lo, hi)
 	}
+	// In 92 µs: the ratio would take 504 µs off each gap; the wake-ups'
+	// difference takes 84, and each read finds 916 µs: none waits.
+	near(t, "woken 84 µs later", predict(92, true), predict(92, false))
 }
 
 // What a thread did between and in its items is computation — that may
