@@ -33,7 +33,7 @@
 #   PREDICT_STORE=DIR predicts again on a store a run kept (KEEP_STORE=1):
 #   no drives, benches or recordings — its profiles (the CrystalDiskMark
 #   texts imported anew) and traces, against the times it measured; about
-#   3 minutes, to see what a change to the model does
+#   7 minutes, to see what a change to the model does
 #
 # Run as root on Linux, with fio (and ffmpeg and Chromium for the scrubbing
 # and program-start workloads). A drive that cannot be set up fails the run.
