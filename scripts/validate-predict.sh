@@ -308,20 +308,26 @@ cold_flag() { # workload, dir
 }
 
 median() { python3 -c 'import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))' "$@"; }
-# The repetitions go round the drives: run k on every drive, then run k+1.
-# This VM's speed moves over minutes (a day's CPU-bound runs 20-30 % slower
-# than the day before's, zram's 1 MiB reads 306 us against 155), and a run
-# that recorded one drive after another set a drive's times against
-# another's taken at other moments; round the drives, each drive's median
-# is of runs spread over the whole recording.
-# Each round writes its drive's files anew just before recording: the VM
+# The repetitions go round the drives and the workloads: in round k, each
+# workload runs on every drive in turn, then the next workload. This VM's
+# speed moves over minutes (a day's CPU-bound runs 20-30 % slower than the
+# day before's, zram's 1 MiB reads 306 us against 155), and a case sets a
+# recording on one drive against runs on another: taken seconds apart,
+# both ran at one pace. Recorded drive by drive (all of a round's
+# workloads on one drive, then the next drive), they were minutes apart:
+# the VM disk's round 2 ran fast throughout (a program's start 0.233 s,
+# rounds 1 and 3 0.419 and 0.368; grep -r 0.86 s against 1.35 and 1.37)
+# while zram's program start was slowest in its round 2, and a program's
+# start came out VM disk→zram +57 %, zram→VM disk -36 %.
+# Each round writes the drives' files anew just before recording: the VM
 # disk is a host's file whose cache serves data written minutes ago at
 # 65-80 us a 4 KiB read and data written long ago at 280 (read once
 # before: 136). The bench reads the file it has just written; written
 # once before all the rounds, the workloads' files had gone cold by the
 # time they were read (the VM disk's block latency 230-290 us in the
 # random-read recordings against the bench's 82), and every prediction
-# onto the VM disk came out 30-50 % under.
+# onto the VM disk came out 30-50 % under. The drives are prepared in
+# reverse, the VM disk last: its files are the ones most written after.
 declare -A runs
 for k in $(seq "$repeat"); do
   # Every round on new file systems, as the first: files written again
@@ -336,14 +342,17 @@ for k in $(seq "$repeat"); do
   # rounds' had not (onto the HDD model +9-11 % in round 1, +100-121 % in
   # round 2).
   if [ -z "${PREDICT_STORE:-}" ]; then bash scripts/validation-drives.sh fresh; fi
-  for d in "${drives[@]}"; do
+  for ((i = ${#drives[@]} - 1; i >= 0; i--)); do
+    d=${drives[$i]}
     if [ -z "${PROFILES:-}" ] && { [ "$k" -eq 1 ] || [ -z "${ONE_BENCH:-}" ]; }; then bench_drive "$d" "$k"; fi
     echo "prepare $d" >&2
     prepare "$d"
-    lost=$(stolen)
-    echo "record on $d, run $k of $repeat (CPU probe $(probe), host took $lost ms a second)" >&2
-    steal0=$(steal_ms) round0=$(date +%s.%N)
-    for w in "${workloads[@]}"; do
+  done
+  lost=$(stolen)
+  echo "record round $k of $repeat (CPU probe $(probe), host took $lost ms a second)" >&2
+  steal0=$(steal_ms) round0=$(date +%s.%N)
+  for w in "${workloads[@]}"; do
+    for d in "${drives[@]}"; do
       # Each run starts from the same state: what the last one wrote is
       # removed (and the removal written out) before recording.
       rm -rf "${dirs[$d]}/big.copy" "${dirs[$d]}/big.copy2" "${dirs[$d]}/small" "${dirs[$d]}/x" "${dirs[$d]}/tree.copy"
@@ -360,14 +369,17 @@ for k in $(seq "$repeat"); do
       [ -n "$took" ] || { echo "recording $w on $d failed" >&2; exit 1; }
       runs[$w-$d]+=" $took"
     done
-    # The round's own: the host's steal over its recordings, ms a second.
-    echo "$d $k $lost $(python3 -c 'import sys; a, b, t0 = map(float, sys.argv[1:]); import time; print("%.1f" % ((b - a) / (time.time() - t0)))' "$steal0" "$(steal_ms)" "$round0")" >> "$store/stolen.tsv"
-    # The drive's pace after the round, against its bench's: 4 KiB random
-    # direct reads at one in flight for 2 s over the round's 512 MiB file
-    # (the bench's size). After, not before: the VM disk's host caches
-    # what was read lately, and the recordings read that file. A bench
-    # taken in a slow stretch of the VM disk (4 KiB reads at 154 us, its
-    # rounds' pace half that) put every prediction onto it 19-27 % long.
+    echo "  $w: round $k on every drive (CPU probe $(probe))" >&2
+  done
+  # The round's own: the host's steal over its recordings, ms a second.
+  echo "all $k $lost $(python3 -c 'import sys; a, b, t0 = map(float, sys.argv[1:]); import time; print("%.1f" % ((b - a) / (time.time() - t0)))' "$steal0" "$(steal_ms)" "$round0")" >> "$store/stolen.tsv"
+  # Each drive's pace after the round, against its bench's: 4 KiB random
+  # direct reads at one in flight for 2 s over the round's 512 MiB file
+  # (the bench's size). After, not before: the VM disk's host caches
+  # what was read lately, and the recordings read that file. A bench
+  # taken in a slow stretch of the VM disk (4 KiB reads at 154 us, its
+  # rounds' pace half that) put every prediction onto it 19-27 % long.
+  for d in "${drives[@]}"; do
     if [ -f "${dirs[$d]}/data" ]; then
       run_on "$d" fio --name=check --filename="${dirs[$d]}/data" --size=512M --rw=randread --bs=4k --direct=1 \
         --runtime=2 --time_based --output-format=json 2>/dev/null |
@@ -505,7 +517,7 @@ if [ -s "$store/stolen.tsv" ]; then
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) in (3, 4)]
 lost = [float(r[2]) for r in rows]
-line = ("host: a CPU spinning before each drive's recordings lost %.1f ms a second to the host (median of %d, %.1f-%.1f)"
+line = ("host: a CPU spinning before each round's recordings lost %.1f ms a second to the host (median of %d, %.1f-%.1f)"
         % (statistics.median(lost), len(lost), min(lost), max(lost)))
 steal = [float(r[3]) for r in rows if len(r) == 4]
 if steal:
